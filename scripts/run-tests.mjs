@@ -1,0 +1,47 @@
+// Runs the test suites with node's test runner (TypeScript through tsx):
+// `unit` (test/core, test/cli), `integration` (real sshd, Slurm, python3), `e2e` (packaged extension in code-server + Chromium).
+// With no argument it runs all three. Extra arguments after the suite name filter files by substring.
+import { readdirSync, statSync } from 'node:fs';
+import { join, dirname, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const [suiteArg, ...filters] = process.argv.slice(2);
+const SUITES = { unit: ['core', 'cli'], integration: ['integration'], e2e: ['e2e'] };
+if (suiteArg && !(suiteArg in SUITES)) {
+  console.error(`unknown suite "${suiteArg}": one of ${Object.keys(SUITES).join(', ')}`);
+  process.exit(2);
+}
+const suites = suiteArg ? [suiteArg] : Object.keys(SUITES);
+
+function testFiles(dir) {
+  let out = [];
+  let entries;
+  try { entries = readdirSync(dir); } catch { return out; }
+  for (const name of entries.sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out = out.concat(testFiles(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const files = suites.flatMap((s) => SUITES[s].flatMap((d) => testFiles(join(root, 'test', d))))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+if (files.length === 0) {
+  console.error(`no test files for ${suites.join(', ')} ${filters.join(' ')}`);
+  process.exit(1);
+}
+console.log(`[test] ${files.length} file(s): ${suites.join(', ')}`);
+const needsBuild = suites.some((s) => s !== 'unit');
+if (needsBuild) {
+  const b = spawnSync('npm', ['run', 'package'], { cwd: root, stdio: 'inherit' });
+  if (b.status !== 0) process.exit(b.status ?? 1);
+}
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files.map((f) => relative(root, f))], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, MEDRL_ROOT: root },
+});
+process.exit(r.status ?? 1);

@@ -1,0 +1,38 @@
+import type { ParseArgsConfig } from 'node:util';
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+
+/** What a command gets: parsed options and positionals, and where to write. */
+export interface CommandContext {
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  positionals: string[];
+  json: boolean;
+  cwd: string;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** Lines after a literal `--` (e.g. `medrl exec HOST -- CMD ...`). */
+  rest: string[];
+}
+
+export interface Command {
+  /** Words that name it, e.g. ['hosts', 'list']. */
+  path: string[];
+  summary: string;
+  usage: string;
+  /** Extra lines of help: arguments and examples. */
+  details?: string;
+  options?: OptionSpec;
+  /** Returns the exit code: 0 ok, 1 problems found or failure, 2 bad usage. */
+  run(ctx: CommandContext): Promise<number>;
+}
+
+/** Thrown for a wrong call: printed with the command's usage, exit code 2. */
+export class UsageError extends Error {}
+
+export function printJson(ctx: CommandContext, value: unknown): void {
+  ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function printLines(ctx: CommandContext, lines: string[]): void {
+  if (lines.length) ctx.stdout.write(`${lines.join('\n')}\n`);
+}

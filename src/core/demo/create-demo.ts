@@ -1,0 +1,39 @@
+import { cp, mkdir, readdir, stat, writeFile, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/** Marks a folder made by createDemo, so a later call may refresh it but never overwrites a user's folder. */
+export const DEMO_MARKER = '.medrl-demo';
+
+export interface DemoResult {
+  dir: string;
+  files: string[];
+  refreshed: boolean;
+}
+
+/**
+ * Writes the demo workspace into `dir`: medrl.yaml (local host only), the real medical dataset samples with their
+ * provenance and licences, reward functions, and the example run specs from the package's configs/.
+ */
+export async function createDemo(packageRootDir: string, dir: string): Promise<DemoResult> {
+  const refreshed = existsSync(join(dir, DEMO_MARKER));
+  if (!refreshed && existsSync(dir) && (await readdir(dir)).length > 0) {
+    throw new Error(`${dir} is not empty and was not made by "medrl demo": choose an empty or new folder`);
+  }
+  await mkdir(dir, { recursive: true });
+  await cp(join(packageRootDir, 'demo'), dir, { recursive: true, force: true });
+  await cp(join(packageRootDir, 'configs'), join(dir, 'configs'), { recursive: true, force: true });
+  const version = (JSON.parse(await readFile(join(packageRootDir, 'package.json'), 'utf8')) as { version: string }).version;
+  await writeFile(join(dir, DEMO_MARKER), `made by medrl-studio ${version}\n`);
+  return { dir, files: await listFiles(dir, dir), refreshed };
+}
+
+async function listFiles(root: string, dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const name of (await readdir(dir)).sort()) {
+    const p = join(dir, name);
+    if ((await stat(p)).isDirectory()) out.push(...(await listFiles(root, p)));
+    else out.push(relative(root, p));
+  }
+  return out;
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { schedulerSchema } from '../config/workspace-config';
+
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+/** A trainer key's value passed through untouched: Hydra accepts scalars and lists. */
+const overrideValue = z.union([scalar, z.array(scalar)]);
+
+export const rewardSchema = z.union([
+  z
+    .strictObject({
+      path: z.string().min(1).describe('Python file with the reward function, relative to the workspace (uploaded with the run).'),
+      function: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('compute_score').describe('Function name (verl: compute_score(data_source, solution_str, ground_truth, extra_info); TRL: f(prompts, completions, **kw)).'),
+    })
+    .describe('A reward function.'),
+  z
+    .strictObject({
+      model: z.string().min(1).describe('A reward/verifier model (sequence classification), path or hub id.'),
+    })
+    .describe('A reward model.'),
+]);
+
+export const serviceSchema = z
+  .strictObject({
+    kind: z.enum(['vllm', 'sglang', 'trl-vllm-serve']).default('vllm'),
+    model: z.string().min(1).describe('Model path or id to serve.'),
+    servedModelName: z.string().optional().describe('Name clients ask for (vLLM --served-model-name).'),
+    host: z.string().optional().describe('Host to start it on; default: the run\'s host.'),
+    port: z.int().min(1).max(65535).optional(),
+    tensorParallel: z.int().min(1).optional(),
+    gpuMemoryUtilization: z.number().gt(0).max(1).optional(),
+    args: z.array(z.string()).optional().describe('Extra launcher arguments.'),
+    judge: z.string().optional().describe('Or: use this judge from medrl.yaml instead of starting a server.'),
+  })
+  .describe('A server the run needs; its URL reaches the run as MEDRL_<NAME>_URL (and MEDRL_<NAME>_MODEL, MEDRL_<NAME>_API_KEY).');
+
+export const runSpecSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    name: z.string().min(1).max(200).describe('Run name; the run id is derived from it.'),
+    description: z.string().optional(),
+    framework: z.enum(['verl', 'trl']),
+    algorithm: z.enum(['grpo', 'ppo', 'sft', 'dpo']),
+    host: z.string().min(1).optional().describe('Host from medrl.yaml; default: defaults.host.'),
+    scheduler: schedulerSchema.optional(),
+    workdir: z.string().optional().describe('Directory the job starts in on the host.'),
+    setup: z.array(z.string()).optional().describe('Shell lines before the trainer (conda/venv activation).'),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+    model: z.string().min(1).describe('Base model: a path on the host or a hub id.'),
+    data: z.strictObject({
+      train: z.union([z.string(), z.array(z.string())]),
+      val: z.union([z.string(), z.array(z.string())]).optional(),
+    }),
+    reward: rewardSchema.optional(),
+    lora: z
+      .strictObject({
+        rank: z.int().min(1),
+        alpha: z.number().positive().optional(),
+        targetModules: z.union([z.string(), z.array(z.string())]).optional(),
+      })
+      .optional(),
+    rollout: z
+      .strictObject({
+        engine: z.enum(['vllm', 'sglang', 'hf']).default('vllm'),
+        n: z.int().min(1).optional().describe('GRPO group size (responses per prompt).'),
+      })
+      .optional(),
+    entry: z
+      .strictObject({
+        script: z.string().min(1).describe('Custom training script run with accelerate launch (TRL).'),
+        accelerateConfig: z.string().optional(),
+        args: z.array(z.string()).optional(),
+      })
+      .optional(),
+    resources: z
+      .strictObject({
+        nodes: z.int().min(1).default(1),
+        gpusPerNode: z.int().min(0).default(1),
+        partition: z.string().optional(),
+        time: z.string().regex(/^(\d+-)?\d{1,2}(:\d{2}){0,2}$/, 'Slurm time: MM, HH:MM:SS or D-HH:MM:SS').optional(),
+        account: z.string().optional(),
+        cpusPerTask: z.int().min(1).optional(),
+        memory: z.string().optional(),
+      })
+      .optional(),
+    services: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'service names are letters, digits and _'), serviceSchema).optional(),
+    overrides: z.record(z.string().min(1), overrideValue).optional().describe('Trainer keys passed through untouched (verl Hydra keys, TRL flags).'),
+  })
+  .superRefine((s, ctx) => {
+    if (s.algorithm === 'dpo' && s.framework !== 'trl') ctx.addIssue({ code: 'custom', path: ['algorithm'], message: 'dpo runs with TRL (framework: trl)' });
+    if ((s.algorithm === 'grpo' || s.algorithm === 'ppo') && !s.reward) ctx.addIssue({ code: 'custom', path: ['reward'], message: `${s.algorithm} needs a reward: a function (path, function) or a reward model (model)` });
+    if (s.entry && s.framework !== 'trl') ctx.addIssue({ code: 'custom', path: ['entry'], message: 'entry (custom accelerate script) is for TRL runs' });
+    if (s.scheduler === 'ray' && s.framework !== 'verl') ctx.addIssue({ code: 'custom', path: ['scheduler'], message: 'the ray scheduler runs verl jobs' });
+  });
+
+export type RunSpec = z.output<typeof runSpecSchema>;

@@ -1,0 +1,34 @@
+import * as vscode from 'vscode';
+import { resolveHosts } from '../../core/config/workspace-config';
+import type { Ctx } from '../ctx';
+import type { WorkspaceConfigState } from './workspace-config-state';
+
+export function registerConfigCommands(ctx: Ctx, state: WorkspaceConfigState): void {
+  ctx.command('medrl.openConfig', async () => {
+    const uri = state.uri;
+    if (!uri) throw new Error('no workspace folder is open');
+    await vscode.window.showTextDocument(uri);
+  });
+
+  ctx.command('medrl.validateConfig', async () => {
+    await state.reload();
+    const uri = state.uri;
+    if (!uri || (!state.config && state.problems.length === 0)) {
+      void vscode.window.showWarningMessage('MedRL: no medrl.yaml in this workspace.', 'Create medrl.yaml').then((p) => {
+        if (p) void vscode.commands.executeCommand('medrl.initWorkspace');
+      });
+      return;
+    }
+    if (state.config) {
+      const c = state.config;
+      const msg = `medrl.yaml is valid: ${resolveHosts(c).length} host(s), ${Object.keys(c.judges).length} judge(s), ${c.datasets.length} dataset root(s).`;
+      ctx.log.info(msg);
+      void vscode.window.showInformationMessage(`MedRL: ${msg}`);
+    } else {
+      const errors = state.problems.filter((p) => p.severity === 'error');
+      void vscode.window.showErrorMessage(`MedRL: medrl.yaml has ${errors.length} error(s); first: line ${errors[0]?.line ?? '?'}: ${errors[0]?.message ?? ''}`, 'Show Problems').then((p) => {
+        if (p) void vscode.commands.executeCommand('workbench.actions.view.problems');
+      });
+    }
+  });
+}

@@ -1,0 +1,44 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseYamlWithSchema } from '../../../src/core/config/yaml-document';
+import { runSpecSchema } from '../../../src/core/runs/run-spec';
+
+const configs = join(__dirname, '../../../configs');
+
+describe('run specs', () => {
+  const files = readdirSync(configs).filter((f) => f.endsWith('.yaml'));
+  it('configs/ ships a spec for each workflow and the local demo', () => {
+    assert.ok(files.length >= 6, files.join(', '));
+    const specs = files.map((f) => parseYamlWithSchema(readFileSync(join(configs, f), 'utf8'), runSpecSchema, f).value!);
+    assert.ok(specs.some((s) => s?.framework === 'verl' && s.services?.judge && s.services.exam_simulator), 'diagnostic agent with judge + exam simulator');
+    assert.ok(specs.some((s) => s?.framework === 'trl' && s.algorithm === 'sft'), 'doctor SFT');
+    assert.ok(specs.some((s) => s?.framework === 'trl' && s.reward && 'model' in s.reward), 'doctor RL with a verifier reward model');
+    assert.ok(specs.some((s) => s?.lora && s.scheduler === 'ray'), 'ECG QA LoRA on Ray');
+    assert.ok(specs.some((s) => s?.host === 'local'), 'local demo');
+  });
+  for (const f of files) {
+    it(`${f} is valid`, () => {
+      const r = parseYamlWithSchema(readFileSync(join(configs, f), 'utf8'), runSpecSchema, f);
+      assert.deepEqual(r.problems, []);
+      assert.ok(r.value);
+    });
+  }
+
+  it('reports cross-field errors where they are', () => {
+    const text = 'name: x\nframework: verl\nalgorithm: dpo\nmodel: m\ndata: {train: t.parquet}\n';
+    const r = parseYamlWithSchema(text, runSpecSchema, 'x.yaml');
+    assert.equal(r.value, undefined);
+    const algo = r.problems.find((p) => p.field === 'algorithm');
+    assert.equal(algo?.line, 3);
+    assert.match(algo!.message, /TRL/);
+  });
+
+  it('grpo needs a reward; a missing field points at its parent', () => {
+    const r = parseYamlWithSchema('name: x\nframework: verl\nalgorithm: grpo\nmodel: m\ndata:\n  val: v.parquet\n', runSpecSchema, 'x.yaml');
+    assert.equal(r.value, undefined);
+    const train = r.problems.find((p) => p.field === 'data.train');
+    assert.equal(train?.line, 5, JSON.stringify(r.problems));
+  });
+});

