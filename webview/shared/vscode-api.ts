@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+
+interface VsCodeApi {
+  postMessage(msg: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const api = acquireVsCodeApi();
+
+/**
+ * The page's end of a webview protocol: messages from the extension are validated with zod before they are used
+ * (an invalid one is reported on the console and dropped), and messages to the extension are typed.
+ */
+export function connect<ToWebview extends z.ZodType, FromWebview extends z.ZodType>(
+  toWebview: ToWebview,
+  _fromWebview: FromWebview,
+  onMessage: (msg: z.output<ToWebview>) => void,
+): { post(msg: z.input<FromWebview>): void; getState<T>(): T | undefined; setState(state: unknown): void } {
+  window.addEventListener('message', (event: MessageEvent<unknown>) => {
+    const parsed = toWebview.safeParse(event.data);
+    if (!parsed.success) {
+      console.error('MedRL: dropped an invalid message from the extension', parsed.error.issues);
+      return;
+    }
+    onMessage(parsed.data);
+  });
+  return {
+    post: (msg) => api.postMessage(msg),
+    getState: <T>() => api.getState() as T | undefined,
+    setState: (state) => api.setState(state),
+  };
+}
+
+/** The CSP nonce the host put on the page, for elements that need one (e.g. a <style> a library creates). */
+export function pageNonce(): string {
+  return document.getElementById('app')?.dataset.nonce ?? '';
+}
+
+/** Creates an element with text content only: model output and data are never parsed as HTML. */
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: { className?: string; text?: string; title?: string } = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (props.className) e.className = props.className;
+  if (props.text !== undefined) e.textContent = props.text;
+  if (props.title !== undefined) e.title = props.title;
+  for (const c of children) e.append(c);
+  return e;
+}
