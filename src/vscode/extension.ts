@@ -4,6 +4,7 @@ import { WorkspaceConfigState } from './config/workspace-config-state';
 import { registerConfigCommands } from './config/config-commands';
 import { registerDemoCommands } from './demo/demo-commands';
 import { HostsTree } from './hosts/hosts-tree';
+import { createHostPool } from './hosts/host-pool';
 import { DatasetsTree } from './datasets/datasets-tree';
 import { emptyTree } from './empty-tree';
 import { errorMessage } from '../core/errors/located-error';
@@ -15,6 +16,9 @@ export function activate(extension: vscode.ExtensionContext): void {
   ctx = new Ctx(extension);
   extension.subscriptions.push(ctx);
   const state = new WorkspaceConfigState(ctx);
+  // One Host per host name for every feature: one connection per machine.
+  const pool = createHostPool(state);
+  ctx.push({ dispose: () => void pool.dispose() });
   const hosts = new HostsTree(state);
   const datasets = new DatasetsTree(state);
   ctx.push(
