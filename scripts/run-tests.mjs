@@ -39,7 +39,7 @@ if (needsBuild) {
   const b = spawnSync('npm', ['run', 'package'], { cwd: root, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files.map((f) => relative(root, f))], {
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', '--test-reporter=spec', ...files.map((f) => relative(root, f))], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, MEDRL_ROOT: root },

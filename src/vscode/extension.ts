@@ -5,8 +5,21 @@ import { registerConfigCommands } from './config/config-commands';
 import { registerDemoCommands } from './demo/demo-commands';
 import { HostsTree } from './hosts/hosts-tree';
 import { createHostPool } from './hosts/host-pool';
+import { registerHostCommands } from './hosts/host-commands';
 import { DatasetsTree } from './datasets/datasets-tree';
-import { emptyTree } from './empty-tree';
+import { DatasetInspections } from './datasets/dataset-inspections';
+import { registerDatasetCommands } from './datasets/dataset-commands';
+import { registerRewardPlayground } from './reward/reward-commands';
+import { CheckpointsTree } from './checkpoints/checkpoints-tree';
+import { registerCheckpointCommands } from './checkpoints/checkpoint-commands';
+import { ServicesTree } from './services/services-tree';
+import { ServiceKeys } from './services/service-keys';
+import { registerServiceCommands } from './services/service-commands';
+import { serviceRunEnv } from './services/run-env-provider';
+import { registerMetricsCommands } from './metrics/metrics-commands';
+import { RunsTree } from './runs/runs-tree';
+import { registerRunCommands } from './runs/run-commands';
+import { registerEpisodeCommands } from './episodes/episode-commands';
 import { errorMessage } from '../core/errors/located-error';
 
 let ctx: Ctx | undefined;
@@ -17,27 +30,49 @@ export function activate(extension: vscode.ExtensionContext): void {
   extension.subscriptions.push(ctx);
   const state = new WorkspaceConfigState(ctx);
   // One Host per host name for every feature: one connection per machine.
-  const pool = createHostPool(state);
+  const pool = createHostPool(state, ctx);
   ctx.push({ dispose: () => void pool.dispose() });
-  const hosts = new HostsTree(state);
-  const datasets = new DatasetsTree(state);
+  const hosts = new HostsTree(state, pool);
+  const runs = new RunsTree(ctx, state, pool);
+  const inspections = new DatasetInspections(ctx, pool);
+  const datasets = new DatasetsTree(state, pool, inspections);
+  const checkpoints = new CheckpointsTree(ctx, state, pool);
+  const serviceKeys = new ServiceKeys(extension.secrets);
+  const services = new ServicesTree(ctx, state, pool, serviceKeys);
   ctx.push(
     state,
     hosts,
+    inspections,
     datasets,
+    runs,
     vscode.window.createTreeView('medrl.hosts', { treeDataProvider: hosts, showCollapseAll: false }),
     vscode.window.createTreeView('medrl.datasets', { treeDataProvider: datasets, showCollapseAll: true }),
-    vscode.window.createTreeView('medrl.runs', { treeDataProvider: emptyTree }),
-    vscode.window.createTreeView('medrl.checkpoints', { treeDataProvider: emptyTree }),
+    checkpoints,
+    services,
+    vscode.window.createTreeView('medrl.checkpoints', { treeDataProvider: checkpoints, showCollapseAll: true }),
+    vscode.window.createTreeView('medrl.services', { treeDataProvider: services }),
+    vscode.window.createTreeView('medrl.runs', { treeDataProvider: runs, canSelectMany: true }),
   );
+  registerCheckpointCommands(ctx, state, pool, checkpoints);
+  registerServiceCommands(ctx, state, pool, services, serviceKeys);
   registerConfigCommands(ctx, state);
   registerDemoCommands(ctx, state);
+  registerRewardPlayground(ctx, state, pool);
+  registerHostCommands(ctx, state, pool, hosts);
+  registerMetricsCommands(ctx, pool);
+  // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY for the services their spec needs and MEDRL_JUDGE_* (services feature).
+  registerRunCommands(ctx, state, pool, runs, serviceRunEnv(state, pool, serviceKeys));
+  registerDatasetCommands(ctx, state, pool, inspections, datasets);
+  registerEpisodeCommands(ctx, pool);
   const log = ctx.log;
   ctx.command('medrl.showLog', () => log.show());
   ctx.command('medrl.refresh', async () => {
     await state.reload();
     hosts.refresh();
     datasets.refresh();
+    checkpoints.refresh();
+    services.refresh();
+    await runs.refresh();
   });
   // medrl.yaml is read after activate returns, so activation stays fast; the views fill in when it is loaded.
   state.reload().catch((err: unknown) => log.error(`reading medrl.yaml: ${errorMessage(err)}`));

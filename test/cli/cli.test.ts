@@ -3,18 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { main } from '../../src/cli/main';
+import { run } from './run-cli';
 import { commands } from '../../src/cli/commands';
 
-async function run(argv: string[], cwd = process.cwd()) {
-  let out = '';
-  let err = '';
-  const stdout = new Writable({ write(c, _e, cb) { out += String(c); cb(); } });
-  const stderr = new Writable({ write(c, _e, cb) { err += String(c); cb(); } });
-  const code = await main(argv, { stdout, stderr, cwd });
-  return { code, out, err };
-}
 
 describe('medrl CLI', () => {
   it('--help lists every command', async () => {

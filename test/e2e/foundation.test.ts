@@ -4,12 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import { CodeServer, ROOT, openMedrlContainer, runCommand, screenshot } from './harness/code-server';
-
-function pane(page: Page, title: string) {
-  return page.locator('.pane', { has: page.locator('.pane-header', { hasText: title }) }).first();
-}
+import { CodeServer, ROOT, openMedrlContainer, pane, runCommand, screenshot } from './harness/code-server';
 
 describe('foundation: the packaged extension in real VS Code (code-server + Chromium)', () => {
   const cs = new CodeServer();

@@ -2,7 +2,14 @@ import type { Command } from '../command';
 import { schemaCommand } from './schema';
 import { configCheckCommand, initCommand } from './config';
 import { demoCommand } from './demo';
-import { hostsListCommand } from './hosts';
+import { judgeRunCommand, rewardBacktestCommand, rewardCasesCommand, rewardRunCommand } from './reward';
+import { execCommand, hostsCheckCommand, hostsListCommand, hostsStatusCommand } from './hosts';
+import { metricsCommand } from './metrics';
+import { checkpointsCommand, downloadCommand, mergeCommand } from './checkpoints';
+import { serveCommand, servicesListCommand, servicesRestartCommand, servicesStopCommand } from './services';
+import { cancelCommand, logsCommand, runsCommand, submitCommand } from './runs';
+import { datasetConvertCommand, datasetInspectCommand } from './dataset';
+import { episodesCommand } from './episodes';
 
 /** Every `medrl` subcommand; a feature adds its commands here. */
 export const commands: Command[] = [
@@ -10,5 +17,27 @@ export const commands: Command[] = [
   demoCommand,
   configCheckCommand,
   hostsListCommand,
+  hostsStatusCommand,
+  hostsCheckCommand,
+  execCommand,
+  datasetInspectCommand,
+  datasetConvertCommand,
   schemaCommand,
+  rewardRunCommand,
+  rewardCasesCommand,
+  rewardBacktestCommand,
+  judgeRunCommand,
+  checkpointsCommand,
+  mergeCommand,
+  downloadCommand,
+  serveCommand,
+  servicesListCommand,
+  servicesStopCommand,
+  servicesRestartCommand,
+  metricsCommand,
+  submitCommand,
+  runsCommand,
+  cancelCommand,
+  logsCommand,
+  episodesCommand,
 ];

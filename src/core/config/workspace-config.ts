@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseScoreSpec } from '../judge/score-parser';
 
 /** The name of the built-in host that runs jobs as local processes: the product works with no GPU machine. */
 export const LOCAL_HOST = 'local';
@@ -27,6 +28,15 @@ export const hostSchema = z
   })
   .describe('A machine that runs jobs.');
 
+function scoreSpecError(spec: string): string | undefined {
+  try {
+    parseScoreSpec(spec);
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
 export const judgeSchema = z
   .strictObject({
     url: z.url({ protocol: /^https?$/ }).describe('Base URL of an OpenAI-compatible server, ending in /v1 (vLLM, SGLang, any /v1 endpoint).'),
@@ -36,6 +46,13 @@ export const judgeSchema = z
     seed: z.int().optional().describe('Sampling seed sent with every request.'),
     maxConcurrency: z.int().min(1).max(1024).optional().describe('Requests in flight at once. Default 16.'),
     timeoutSeconds: z.number().positive().optional().describe('Per-request timeout. Default 60.'),
+    maxTokens: z.int().min(1).optional().describe('max_tokens of each judge request. Default 1024.'),
+    prompt: z.string().min(1).optional().describe('Prompt template for the reward playground: {solution_str}, {ground_truth}, {data_source}, {prompt}, {extra_info.FIELD}; {{ and }} are literal braces. Default: reference vs response, JSON score.'),
+    parse: z
+      .string()
+      .refine((s) => scoreSpecError(s) === undefined, { error: (issue) => scoreSpecError(String(issue.input)) ?? 'invalid score parser' })
+      .optional()
+      .describe('How the answer becomes a score: number, json:FIELD, regex:PATTERN (first group), label:correct=1,incorrect=0. Default json:score.'),
     apiKey: z
       .never({ error: 'API keys are kept in VS Code SecretStorage, not in medrl.yaml: run "MedRL: Set Judge API Key"' })
       .optional(),

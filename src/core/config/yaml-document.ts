@@ -52,6 +52,13 @@ export function loadYamlWithSchema<S extends z.ZodType>(text: string, schema: S,
   return value;
 }
 
+/** Where a field is in a YAML text (1-based line and column), for problems found after parsing (e.g. host checks). */
+export function fieldPosition(text: string, field: string): { line?: number; column?: number } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter });
+  return positionOf(doc, field.split('.').map((k) => (/^\d+$/.test(k) ? Number(k) : k)), lineCounter);
+}
+
 /** The line and column of the deepest key on the path that exists (a missing key points at its parent's key). */
 function positionOf(doc: Document, path: (string | number)[], lc: LineCounter): { line?: number; column?: number } {
   const at = (offset: number) => {

@@ -1,6 +1,8 @@
 import { cp, mkdir, readdir, stat, writeFile, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { parseDocument } from 'yaml';
+import { shellQuote } from '../remote/shell-quote';
 
 /** Marks a folder made by createDemo, so a later call may refresh it but never overwrites a user's folder. */
 export const DEMO_MARKER = '.medrl-demo';
@@ -23,9 +25,22 @@ export async function createDemo(packageRootDir: string, dir: string): Promise<D
   await mkdir(dir, { recursive: true });
   await cp(join(packageRootDir, 'demo'), dir, { recursive: true, force: true });
   await cp(join(packageRootDir, 'configs'), join(dir, 'configs'), { recursive: true, force: true });
+  await useStandins(join(dir, 'medrl.yaml'), join(packageRootDir, 'standins'));
   const version = (JSON.parse(await readFile(join(packageRootDir, 'package.json'), 'utf8')) as { version: string }).version;
   await writeFile(join(dir, DEMO_MARKER), `made by medrl-studio ${version}\n`);
   return { dir, files: await listFiles(dir, dir), refreshed };
+}
+
+/**
+ * The demo's `local` host finds the stand-in trainers (verl, TRL, accelerate, ray) of this installation: its setup puts
+ * the package's standins/ first on PATH and PYTHONPATH. medrl.yaml's comments are kept.
+ */
+async function useStandins(configFile: string, standins: string): Promise<void> {
+  const doc = parseDocument(await readFile(configFile, 'utf8'));
+  const local = (doc.getIn(['hosts', 'local']) as { toJSON?: () => object } | undefined)?.toJSON?.() ?? {};
+  const setup = [`export PATH=${shellQuote(join(standins, 'bin'))}:"$PATH"`, `export PYTHONPATH=${shellQuote(standins)}\${PYTHONPATH:+:$PYTHONPATH}`];
+  doc.setIn(['hosts', 'local'], doc.createNode({ ...local, setup }));
+  await writeFile(configFile, doc.toString());
 }
 
 async function listFiles(root: string, dir: string): Promise<string[]> {

@@ -1,9 +1,16 @@
 import { LOCAL_HOST, type ResolvedHost } from '../config/workspace-config';
 import type { Host } from './host';
 import { LocalHost } from './local-host';
+import type { SshContext } from './ssh-connect';
+import { SshHost } from './ssh-host';
 
 /** Makes the Host for an SSH host entry; the hosts layer (ssh2, ~/.ssh/config, known_hosts) provides it. */
 export type SshHostFactory = (host: ResolvedHost) => Promise<Host>;
+
+/** SSH hosts for the pool: each an SshHost on the alias, sharing one context (files, prompter, secrets of the session). */
+export function sshHostFactory(ctx: SshContext): SshHostFactory {
+  return async (host) => new SshHost(host.name, host.sshAlias ?? host.name, ctx);
+}
 
 /**
  * One Host per host name, shared by every feature (runs, checkpoints, datasets, episodes, services, reward workers),

@@ -8,6 +8,12 @@ export interface ExecOptions {
   /** Kills the command (its whole process group) after this long; the result then has `timedOut: true`. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * A short command that reads no stdin (a status poll): an SSH host may run it in its long-lived shell instead of a new
+   * session, which saves sshd's session setup (tens of ms). Commands run one after another there; env, cwd and
+   * timeoutMs apply as usual. Ignored by the local host.
+   */
+  batch?: boolean;
 }
 
 export interface ExecResult {
@@ -59,6 +65,11 @@ export interface Host {
   spawn(script: string, opts?: Omit<ExecOptions, 'stdin' | 'timeoutMs'>): Promise<SpawnedProcess>;
   /** Reads a file, or the byte range [start, end) of it, without reading the rest. */
   readFile(path: string, range?: { start: number; end?: number }): Promise<Buffer>;
+  /**
+   * The bytes of a file from `start` (to `end`, else to its end) as they arrive, without holding the whole range: for
+   * transfers. Stopping the iteration early, or `signal`, stops the read on the host.
+   */
+  readChunks(path: string, opts?: { start?: number; end?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
   writeFile(path: string, data: string | Uint8Array, opts?: { mode?: number }): Promise<void>;
   stat(path: string): Promise<FileStat>;
   readdir(path: string): Promise<DirEntry[]>;
@@ -86,8 +97,29 @@ export class HostFileNotFoundError extends Error {
 export async function execChecked(host: Host, script: string, opts?: ExecOptions): Promise<ExecResult> {
   const r = await host.exec(script, opts);
   if (r.code !== 0) {
-    const why = r.timedOut ? `timed out after ${opts?.timeoutMs} ms` : r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`;
+    const why = r.timedOut ? `timed out after ${opts?.timeoutMs} ms`
+      : r.signal ? `killed by ${r.signal}`
+      : r.code === null ? 'the server closed the command\'s channel without an exit status' : `exit code ${r.code}`;
     throw new Error(`${host.name}: command failed (${why}): ${r.stderr.trim() || r.stdout.trim() || script}`);
   }
   return r;
+}
+
+/** Runs a spawned command to its end: feeds stdin, collects the output, kills it (whole group) after `timeoutMs`. */
+export async function collectExec(proc: SpawnedProcess, opts: ExecOptions = {}): Promise<ExecResult> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  proc.stdout.on('data', (d: Buffer) => out.push(d));
+  proc.stderr.on('data', (d: Buffer) => err.push(d));
+  proc.stdin.on('error', () => {
+    // the command may exit without reading its input; its exit status says what happened
+  });
+  proc.stdin.end(opts.stdin ?? '');
+  let timedOut = false;
+  const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => {
+    timedOut = true;
+    proc.kill('SIGKILL');
+  }, opts.timeoutMs);
+  const { code, signal } = await proc.exited.finally(() => clearTimeout(timer));
+  return { code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ...(timedOut ? { timedOut } : {}) };
 }

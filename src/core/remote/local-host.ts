@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { mkdir, open, readdir, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { LOCAL_HOST } from '../config/workspace-config';
-import { HostFileNotFoundError, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type SpawnedProcess } from './host';
+import { collectExec, HostFileNotFoundError, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type SpawnedProcess } from './host';
 
 function expand(path: string): string {
   if (path === '~') return homedir();
@@ -23,22 +23,7 @@ export class LocalHost implements Host {
   constructor(readonly name: string = LOCAL_HOST) {}
 
   async exec(script: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    const proc = await this.spawn(script, opts);
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    proc.stdout.on('data', (d: Buffer) => out.push(d));
-    proc.stderr.on('data', (d: Buffer) => err.push(d));
-    proc.stdin.on('error', () => {
-      // the command may exit without reading its input; its exit status says what happened
-    });
-    proc.stdin.end(opts.stdin ?? '');
-    let timedOut = false;
-    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => {
-      timedOut = true;
-      proc.kill('SIGKILL');
-    }, opts.timeoutMs);
-    const { code, signal } = await proc.exited.finally(() => clearTimeout(timer));
-    return { code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ...(timedOut ? { timedOut } : {}) };
+    return collectExec(await this.spawn(script, opts), opts);
   }
 
   async spawn(script: string, opts: Omit<ExecOptions, 'stdin' | 'timeoutMs'> = {}): Promise<SpawnedProcess> {
@@ -75,7 +60,8 @@ export class LocalHost implements Host {
       const size = (await fh.stat()).size;
       const start = Math.min(range?.start ?? 0, size);
       const end = Math.min(range?.end ?? size, size);
-      const buf = Buffer.alloc(Math.max(0, end - start));
+      // Unzeroed: the reads below fill it, and a short read is trimmed, so no stale bytes are returned.
+      const buf = Buffer.allocUnsafe(Math.max(0, end - start));
       let off = 0;
       while (off < buf.length) {
         const { bytesRead } = await fh.read(buf, off, buf.length - off, start + off);
@@ -86,6 +72,20 @@ export class LocalHost implements Host {
       return off === buf.length ? buf : buf.subarray(0, off);
     } finally {
       await fh.close();
+    }
+  }
+
+  async *readChunks(path: string, opts: { start?: number; end?: number; signal?: AbortSignal } = {}): AsyncGenerator<Buffer> {
+    const fh = await open(expand(path), 'r').catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? new HostFileNotFoundError(this.name, path) : err;
+    });
+    const end = opts.end === undefined ? undefined : opts.end - 1;
+    if (end !== undefined && end < (opts.start ?? 0)) return void (await fh.close());
+    const stream = fh.createReadStream({ start: opts.start ?? 0, end, highWaterMark: 1 << 20, signal: opts.signal });
+    this.counters.roundTrips++;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      this.counters.bytesRead += chunk.length;
+      yield chunk;
     }
   }
 

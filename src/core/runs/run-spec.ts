@@ -33,6 +33,9 @@ export const serviceSchema = z
   })
   .describe('A server the run needs; its URL reaches the run as MEDRL_<NAME>_URL (and MEDRL_<NAME>_MODEL, MEDRL_<NAME>_API_KEY).');
 
+/** A Slurm partition or account: written into #SBATCH lines, so only the characters Slurm names use. */
+const slurmWord = z.string().regex(/^[A-Za-z0-9_.,:@+-]+$/, 'letters, digits and _ . , : @ + -');
+
 export const runSpecSchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -75,11 +78,11 @@ export const runSpecSchema = z
       .strictObject({
         nodes: z.int().min(1).default(1),
         gpusPerNode: z.int().min(0).default(1),
-        partition: z.string().optional(),
+        partition: slurmWord.optional(),
         time: z.string().regex(/^(\d+-)?\d{1,2}(:\d{2}){0,2}$/, 'Slurm time: MM, HH:MM:SS or D-HH:MM:SS').optional(),
-        account: z.string().optional(),
+        account: slurmWord.optional(),
         cpusPerTask: z.int().min(1).optional(),
-        memory: z.string().optional(),
+        memory: z.string().regex(/^\d+[KMGT]?$/, 'Slurm memory: a number with an optional K, M, G or T').optional(),
       })
       .optional(),
     services: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'service names are letters, digits and _'), serviceSchema).optional(),
@@ -89,6 +92,8 @@ export const runSpecSchema = z
     if (s.algorithm === 'dpo' && s.framework !== 'trl') ctx.addIssue({ code: 'custom', path: ['algorithm'], message: 'dpo runs with TRL (framework: trl)' });
     if ((s.algorithm === 'grpo' || s.algorithm === 'ppo') && !s.reward) ctx.addIssue({ code: 'custom', path: ['reward'], message: `${s.algorithm} needs a reward: a function (path, function) or a reward model (model)` });
     if (s.entry && s.framework !== 'trl') ctx.addIssue({ code: 'custom', path: ['entry'], message: 'entry (custom accelerate script) is for TRL runs' });
+    if (s.framework === 'trl' && s.algorithm === 'ppo' && !s.entry) ctx.addIssue({ code: 'custom', path: ['algorithm'], message: 'TRL PPO has no trl subcommand (it is trl.experimental.ppo): add entry.script, a script run with accelerate launch' });
+    if (s.framework === 'trl' && s.data.val !== undefined) ctx.addIssue({ code: 'custom', path: ['data', 'val'], message: 'TRL evaluates on the dataset\'s test split (overrides: dataset_test_split); data.val is for verl' });
     if (s.scheduler === 'ray' && s.framework !== 'verl') ctx.addIssue({ code: 'custom', path: ['scheduler'], message: 'the ray scheduler runs verl jobs' });
   });
 

@@ -1,23 +1,39 @@
 import * as vscode from 'vscode';
+import { posix } from 'node:path';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { configProblemItem } from '../config/config-problem-item';
 import { formatBytes } from '../../core/format/bytes';
-
-const DATA_EXTENSIONS = ['.json', '.jsonl', '.parquet', '.csv'];
+import { LOCAL_HOST } from '../../core/config/workspace-config';
+import type { HostPool } from '../../core/remote/host-pool';
+import { datasetFormatOf } from '../../core/datasets/dataset-reader';
+import { DATASET_KIND_LABELS } from '../../core/datasets/dataset-kinds';
+import type { DatasetProblem, DatasetSummary } from '../../core/datasets/inspect-dataset';
+import { errorMessage } from '../../core/errors/located-error';
+import { AUTO_INSPECT_BYTES, type DatasetInspections } from './dataset-inspections';
+import { isLocal, refKey, type DatasetRef } from './dataset-ref';
 
 type Node =
-  | { kind: 'root'; label: string; uri: vscode.Uri; host?: string }
-  | { kind: 'folder'; uri: vscode.Uri }
-  | { kind: 'file'; uri: vscode.Uri; size: number };
+  | { kind: 'root'; label: string; host: string; path: string }
+  | { kind: 'folder'; host: string; path: string }
+  | { kind: 'file'; ref: DatasetRef; size: number }
+  | { kind: 'breakdown'; ref: DatasetRef; title: 'data_source' | 'ability'; counts: Record<string, number> }
+  | { kind: 'problems'; ref: DatasetRef; summary: DatasetSummary }
+  | { kind: 'problem'; ref: DatasetRef; problem: DatasetProblem };
 
-/** The medrl.datasets view: dataset roots from medrl.yaml and the data files under them. */
+const PROBLEMS_SHOWN = 50;
+
+/**
+ * The medrl.datasets view: dataset roots from medrl.yaml (workspace folders and folders on hosts, listed through the host
+ * pool) and the data files under them, each with its kind, rows and size; RL files show their data_source and ability
+ * breakdown, and a file with problems shows how many with a warning icon.
+ */
 export class DatasetsTree implements vscode.TreeDataProvider<Node | vscode.TreeItem>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly sub: vscode.Disposable;
+  private readonly subs: vscode.Disposable[];
 
-  constructor(private readonly state: WorkspaceConfigState) {
-    this.sub = state.onDidChange(() => this.refresh());
+  constructor(private readonly state: WorkspaceConfigState, private readonly pool: HostPool, private readonly inspections: DatasetInspections) {
+    this.subs = [state.onDidChange(() => this.refresh()), inspections.onDidChange(() => this.refresh())];
   }
 
   refresh(): void {
@@ -31,61 +47,142 @@ export class DatasetsTree implements vscode.TreeDataProvider<Node | vscode.TreeI
       if (problem) return [problem];
       const root = this.state.root;
       if (!this.state.config || !root) return [];
-      return this.state.config.datasets.map((d) => ({
-        kind: 'root' as const,
-        label: d.label ?? d.path,
-        host: d.host,
-        uri: d.path.startsWith('/') ? vscode.Uri.file(d.path) : vscode.Uri.joinPath(root, d.path),
-      }));
+      return this.state.config.datasets.map((d) => {
+        const host = d.host ?? LOCAL_HOST;
+        const path = host !== LOCAL_HOST || d.path.startsWith('/') ? d.path : vscode.Uri.joinPath(root, d.path).fsPath;
+        return { kind: 'root' as const, label: d.label ?? d.path, host, path };
+      });
     }
-    if (element.kind === 'file') return [];
-    if (element.kind === 'root' && element.host && element.host !== 'local') {
-      const item = new vscode.TreeItem(`on host ${element.host}: browsing remote roots needs the hosts layer`);
-      item.iconPath = new vscode.ThemeIcon('info');
-      return [item];
+    switch (element.kind) {
+      case 'root':
+      case 'folder':
+        return this.list(element.host, element.path);
+      case 'file':
+        return this.fileChildren(element.ref);
+      case 'problems':
+        return element.summary.problems.slice(0, PROBLEMS_SHOWN).map((problem) => ({ kind: 'problem' as const, ref: element.ref, problem }));
+      default:
+        return [];
     }
-    let entries: [string, vscode.FileType][];
+  }
+
+  private async list(hostName: string, dir: string): Promise<(Node | vscode.TreeItem)[]> {
+    if (hostName !== LOCAL_HOST && !vscode.workspace.isTrusted) {
+      return [infoItem(`trust this workspace to browse host ${hostName}`, 'shield')];
+    }
     try {
-      entries = await vscode.workspace.fs.readDirectory(element.uri);
+      const host = await this.pool.get(hostName);
+      const entries = await host.readdir(dir);
+      const nodes: Node[] = [];
+      for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+        if (e.name.startsWith('.')) continue;
+        const path = posix.join(dir, e.name);
+        if (e.kind === 'directory') nodes.push({ kind: 'folder', host: hostName, path });
+        else if (e.kind === 'file' && datasetFormatOf(e.name)) nodes.push({ kind: 'file', ref: { host: hostName, path }, size: e.size });
+      }
+      for (const n of nodes) if (n.kind === 'file' && n.size <= AUTO_INSPECT_BYTES && !this.inspections.get(n.ref)) this.inspections.inspectInBackground(n.ref);
+      return nodes;
     } catch (err) {
-      const item = new vscode.TreeItem(`cannot read ${vscode.workspace.asRelativePath(element.uri)}`);
-      item.description = err instanceof Error ? err.message : String(err);
-      item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
+      const item = infoItem(`cannot read ${hostName === LOCAL_HOST ? dir : `${hostName}:${dir}`}`, 'warning');
+      item.description = errorMessage(err);
       return [item];
     }
-    const nodes: Node[] = [];
-    for (const [name, type] of entries.sort(([a], [b]) => a.localeCompare(b))) {
-      const uri = vscode.Uri.joinPath(element.uri, name);
-      if (type & vscode.FileType.Directory) nodes.push({ kind: 'folder', uri });
-      else if (DATA_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext))) {
-        const stat = await vscode.workspace.fs.stat(uri);
-        nodes.push({ kind: 'file', uri, size: stat.size });
-      }
-    }
-    return nodes;
+  }
+
+  private fileChildren(ref: DatasetRef): Node[] {
+    const s = this.inspections.get(ref);
+    if (s?.state !== 'done') return [];
+    const out: Node[] = [];
+    if (Object.keys(s.summary.dataSources).length) out.push({ kind: 'breakdown', ref, title: 'data_source', counts: s.summary.dataSources });
+    if (Object.keys(s.summary.abilities).length) out.push({ kind: 'breakdown', ref, title: 'ability', counts: s.summary.abilities });
+    if (s.summary.problemCount) out.push({ kind: 'problems', ref, summary: s.summary });
+    return out;
   }
 
   getTreeItem(element: Node | vscode.TreeItem): vscode.TreeItem {
     if (element instanceof vscode.TreeItem) return element;
-    if (element.kind === 'file') {
-      const item = new vscode.TreeItem(element.uri, vscode.TreeItemCollapsibleState.None);
-      item.description = formatBytes(element.size);
-      item.contextValue = 'medrl.dataset.file';
-      item.command = { command: 'vscode.open', title: 'Open', arguments: [element.uri] };
-      return item;
+    switch (element.kind) {
+      case 'root': {
+        const item = new vscode.TreeItem(element.label, vscode.TreeItemCollapsibleState.Expanded);
+        const remote = element.host !== LOCAL_HOST;
+        item.iconPath = new vscode.ThemeIcon(remote ? 'remote' : 'database');
+        item.description = remote ? `${element.host}:${element.path}` : vscode.workspace.asRelativePath(element.path);
+        item.contextValue = 'medrl.dataset.root';
+        item.id = `root:${element.host}:${element.path}`;
+        return item;
+      }
+      case 'folder': {
+        const item = new vscode.TreeItem(posix.basename(element.path), vscode.TreeItemCollapsibleState.Collapsed);
+        if (element.host === LOCAL_HOST) item.resourceUri = vscode.Uri.file(element.path);
+        item.iconPath = vscode.ThemeIcon.Folder;
+        item.id = `folder:${element.host}:${element.path}`;
+        return item;
+      }
+      case 'file':
+        return this.fileItem(element.ref, element.size);
+      case 'breakdown': {
+        const entries = Object.entries(element.counts).sort((a, b) => b[1] - a[1]);
+        const item = new vscode.TreeItem(`${element.title}: ${entries.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+        item.iconPath = new vscode.ThemeIcon(element.title === 'data_source' ? 'symbol-namespace' : 'symbol-enum');
+        item.tooltip = entries.map(([k, n]) => `${k}: ${n} row(s)`).join('\n');
+        return item;
+      }
+      case 'problems': {
+        const s = element.summary;
+        const item = new vscode.TreeItem(`${s.problemCount} problem(s)`, vscode.TreeItemCollapsibleState.Collapsed);
+        const errors = s.problems.some((p) => p.severity === 'error');
+        item.iconPath = new vscode.ThemeIcon(errors ? 'error' : 'warning', new vscode.ThemeColor(errors ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
+        item.description = `${s.rowsOk} of ${s.rows} rows fine`;
+        return item;
+      }
+      case 'problem': {
+        const p = element.problem;
+        const item = new vscode.TreeItem(`${p.row !== undefined ? `row ${p.row}` : 'file'}${p.field ? ` ${p.field}` : ''}`);
+        item.description = p.reason;
+        item.tooltip = `${p.line !== undefined ? `line ${p.line}, ` : ''}${p.row !== undefined ? `row ${p.row}` : ''}${p.field ? `, ${p.field}` : ''}: ${p.reason}`;
+        item.iconPath = new vscode.ThemeIcon(p.severity === 'error' ? 'error' : 'warning', new vscode.ThemeColor(p.severity === 'error' ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
+        item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [{ ...element.ref, row: p.row }] };
+        return item;
+      }
     }
-    if (element.kind === 'folder') return new vscode.TreeItem(element.uri, vscode.TreeItemCollapsibleState.Collapsed);
-    const item = new vscode.TreeItem(element.label, vscode.TreeItemCollapsibleState.Expanded);
-    {
-      item.iconPath = new vscode.ThemeIcon(element.host && element.host !== 'local' ? 'remote' : 'database');
-      item.description = element.host ? `${element.host}:${element.uri.path}` : vscode.workspace.asRelativePath(element.uri);
-      item.contextValue = 'medrl.dataset.root';
+  }
+
+  private fileItem(ref: DatasetRef, size: number): vscode.TreeItem {
+    const s = this.inspections.get(ref);
+    const done = s?.state === 'done' ? s.summary : undefined;
+    const hasChildren = done && (done.problemCount > 0 || Object.keys(done.dataSources).length > 0 || Object.keys(done.abilities).length > 0);
+    const item = new vscode.TreeItem(posix.basename(ref.path), hasChildren ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    item.id = `file:${refKey(ref)}`;
+    if (isLocal(ref)) item.resourceUri = vscode.Uri.file(ref.path);
+    const parts: string[] = [];
+    if (done) parts.push(DATASET_KIND_LABELS[done.kind], `${done.rows} rows`);
+    else if (s?.state === 'running') parts.push('inspecting…');
+    else if (s?.state === 'failed') parts.push('unreadable');
+    parts.push(formatBytes(size));
+    if (done?.problemCount) parts.push(`${done.problemCount} problem(s)`);
+    item.description = parts.join(' · ');
+    if (s?.state === 'failed') {
+      item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
+      item.tooltip = s.error;
+    } else if (done?.problemCount) {
+      item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
+      item.tooltip = `${done.problemCount} problem(s); ${done.rowsOk} of ${done.rows} rows fine`;
+    } else if (!isLocal(ref)) {
+      item.iconPath = new vscode.ThemeIcon('file');
     }
+    item.contextValue = isLocal(ref) ? 'medrl.dataset.file.local' : 'medrl.dataset.file.remote';
+    item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [ref] };
     return item;
   }
 
   dispose(): void {
-    this.sub.dispose();
+    for (const s of this.subs) s.dispose();
     this.changed.dispose();
   }
+}
+
+function infoItem(label: string, icon: string): vscode.TreeItem {
+  const item = new vscode.TreeItem(label);
+  item.iconPath = new vscode.ThemeIcon(icon);
+  return item;
 }

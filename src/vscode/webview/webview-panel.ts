@@ -74,7 +74,8 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, b
     `img-src ${webview.cspSource} data:`,
     `font-src ${webview.cspSource}`,
     `style-src ${webview.cspSource} 'nonce-${nonce}'`,
-    `script-src 'nonce-${nonce}'`,
+    // The page's module is loaded by nonce; the chunks it imports (shared by all webviews) come from the extension's dist/webview.
+    `script-src 'nonce-${nonce}' ${webview.cspSource}`,
     "connect-src 'none'",
     "frame-src 'none'",
     "form-action 'none'",
@@ -91,7 +92,7 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, b
 </head>
 <body>
 <div id="app" data-nonce="${nonce}"></div>
-<script nonce="${nonce}" src="${script.toString()}"></script>
+<script type="module" nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
 }

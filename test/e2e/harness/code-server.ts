@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { after, before } from 'node:test';
+import { startSshd, type SshdFixture } from '../../integration/fixtures/sshd';
 
 export const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '../../..');
 const TOOLS = join(ROOT, '.tools');
@@ -139,11 +141,24 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 
 /** Runs a command from the command palette, as a user does. */
 export async function runCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+  // The palette lists what the context allows when it opens (e.g. `resourceLangId` of a file just opened): if the command
+  // is not there yet, close it and open it again, as a user would.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    try {
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
+      break;
+    } catch (err) {
+      if (attempt === 3) {
+        await screenshot(page, `palette-missing-${title.replace(/[^A-Za-z0-9]+/g, '-')}`);
+        throw err;
+      }
+      await page.keyboard.press('Escape');
+    }
+  }
   await page.keyboard.press('Enter');
 }
 
@@ -152,3 +167,44 @@ export async function openMedrlContainer(page: Page): Promise<void> {
   await page.locator('.activitybar [aria-label^="MedRL"]').first().click();
   await page.locator('.pane-header', { hasText: 'Hosts' }).first().waitFor();
 }
+
+/** A view's pane in the side bar, by its title. */
+export function pane(page: Page, title: string) {
+  return page.locator('.pane', { has: page.locator('.pane-header', { hasText: title }) }).first();
+}
+
+/** Gives one MedRL view the side bar's room, as a user does: every other expanded view is collapsed (its header toggles it). */
+export async function focusPane(page: Page, title: string): Promise<void> {
+  for (const other of ['Hosts', 'Datasets', 'Runs', 'Checkpoints', 'Services']) {
+    if (other === title) continue;
+    const header = pane(page, other).locator('.pane-header');
+    if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
+  }
+  const own = pane(page, title).locator('.pane-header');
+  if ((await own.getAttribute('aria-expanded')) === 'false') await own.click();
+}
+
+/**
+ * For a describe() whose tests need an SSH host: a code-server and a real sshd on loopback, started before the tests and stopped
+ * after. code-server runs with HOME = its temp home, so the fixture writes the alias to its ~/.ssh/config and known_hosts there.
+ */
+export function codeServerWithSshd(alias = 'gpubox'): { cs: CodeServer; sshd: () => SshdFixture } {
+  const cs = new CodeServer();
+  let fixture: SshdFixture | undefined;
+  before(async () => {
+    fixture = await startSshd({ home: cs.home, alias });
+    await cs.start();
+  });
+  after(async () => {
+    await cs.stop();
+    await fixture?.stop();
+  });
+  return {
+    cs,
+    sshd: () => {
+      if (!fixture) throw new Error('the sshd fixture starts in before()');
+      return fixture;
+    },
+  };
+}
+

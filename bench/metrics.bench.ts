@@ -1,0 +1,123 @@
+// Parses a generated 1 GB verl console log (Ray prefixes, ANSI colours, NumPy reprs, 60 lines of Ray/vLLM output per step)
+// and prints MB/s of our parser next to `grep -c 'step:'` (the floor: reading the file) and a Python regex loop, with
+// ratios and our peak memory. Targets: within 3x of grep, at least 3x faster than Python, memory under 100 MB.
+// Each contender runs MEDRL_BENCH_ROUNDS times (default 3), interleaved so load from other processes hits all alike;
+// medians are printed.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LocalHost } from '../src/core/remote/local-host';
+import { MetricsFollower } from '../src/core/metrics/metrics-follower';
+import { writeVerlLog } from '../test/core/metrics/verl-log-generator';
+
+const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '..');
+const DATA = join(ROOT, 'bench/.data');
+const LOG = join(DATA, 'verl-1g.log');
+
+const PYTHON = String.raw`
+import re, sys
+line_re = re.compile(r'step:(\d+) - (.*)')
+kv_re = re.compile(r'([^ :][^:]*?):(np\.float64\(([^)]*)\)|[^ ]+)(?: - |$)')
+steps = {}
+with open(sys.argv[1], encoding='utf-8', errors='replace') as f:
+    for line in f:
+        if 'step:' not in line:
+            continue
+        m = line_re.search(line.rstrip('\n'))
+        if not m:
+            continue
+        d = steps.setdefault(int(m.group(1)), {})
+        for k, raw, inner in kv_re.findall(m.group(2)):
+            try:
+                d[k] = float(inner or raw)
+            except ValueError:
+                pass
+print(len(steps))
+`;
+
+/** Runs a command under bash's `time`: its stdout as a number, its wall time and its CPU time (user + system). */
+function timedCommand(cmd: string, args: string[]): { ms: number; cpuMs: number; value: number } {
+  const t = performance.now();
+  const r = spawnSync('bash', ['-c', 'TIMEFORMAT="%3U %3S"; time "$@"', 'bash', cmd, ...args], { encoding: 'utf8' });
+  const ms = performance.now() - t;
+  if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
+  const [user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
+  return { ms, cpuMs: (user! + sys!) * 1000, value: Number(r.stdout.trim()) };
+}
+
+async function main(): Promise<void> {
+  mkdirSync(DATA, { recursive: true });
+  if (!existsSync(LOG) || statSync(LOG).size < 1 << 30) {
+    console.log('generating a 1 GB verl log in bench/.data ...');
+    await writeVerlLog(LOG, 1 << 30);
+  }
+  const size = statSync(LOG).size;
+  const mb = size / 1e6;
+  // Warm the page cache so every contender reads from memory.
+  execFileSync('cat', [LOG], { stdio: ['ignore', 'ignore', 'inherit'] });
+
+  const script = join(DATA, 'parse_verl.py');
+  writeFileSync(script, PYTHON);
+  const rounds = Number(process.env.MEDRL_BENCH_ROUNDS ?? 3);
+  // Wall and CPU time of each round. CPU time is the steadier figure on a shared machine: other processes' load
+  // stretches wall time, not the work done.
+  const grepMs: number[] = [];
+  const oursMs: number[] = [];
+  const pyMs: number[] = [];
+  const grepCpu: number[] = [];
+  const oursCpu: number[] = [];
+  const pyCpu: number[] = [];
+  let peakGrowth = 0;
+  let peakRss = 0;
+  let metrics = 0;
+  let steps = 0;
+  for (let r = 0; r < rounds; r++) {
+    const grep = timedCommand('grep', ['-c', 'step:', LOG]);
+    grepMs.push(grep.ms);
+    grepCpu.push(grep.cpuMs);
+
+    const { rss: rss0 } = process.memoryUsage();
+    let peak = rss0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+    const t = performance.now();
+    const cpu0 = process.cpuUsage();
+    const f = new MetricsFollower(new LocalHost(), LOG);
+    await f.poll();
+    oursMs.push(performance.now() - t);
+    const cpu = process.cpuUsage(cpu0);
+    oursCpu.push((cpu.user + cpu.system) / 1000);
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage().rss);
+    peakGrowth = Math.max(peakGrowth, peak - rss0);
+    peakRss = Math.max(peakRss, peak);
+    metrics = f.series.metricNames().length;
+
+    const py = timedCommand('python3', [script, LOG]);
+    pyMs.push(py.ms);
+    pyCpu.push(py.cpuMs);
+    if (f.series.length !== grep.value || py.value !== grep.value) throw new Error(`step counts differ: ours ${f.series.length}, grep ${grep.value}, python ${py.value}`);
+    steps = grep.value;
+  }
+  const grepMed = median(grepMs);
+  const oursMed = median(oursMs);
+  const pyMed = median(pyMs);
+  const rate = (ms: number) => mb / (ms / 1000);
+  const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+  console.log(`1 GB verl log (${mb.toFixed(0)} MB, ${steps} steps × ${metrics} metrics), median of ${rounds} rounds`);
+  console.log(`  grep -c 'step:'   ${rate(grepMed).toFixed(0).padStart(6)} MB/s  (${grepMed.toFixed(0)} ms; rounds ${all(grepMs)})`);
+  console.log(`  medrl parser      ${rate(oursMed).toFixed(0).padStart(6)} MB/s  (${oursMed.toFixed(0)} ms; rounds ${all(oursMs)})  ${(oursMed / grepMed).toFixed(2)}x grep's time (target ≤ 3x)`);
+  console.log(`  python3 regex     ${rate(pyMed).toFixed(0).padStart(6)} MB/s  (${pyMed.toFixed(0)} ms; rounds ${all(pyMs)})  ours is ${(pyMed / oursMed).toFixed(2)}x faster (target ≥ 3x)`);
+  const [gc, oc, pc] = [median(grepCpu), median(oursCpu), median(pyCpu)];
+  console.log(`  CPU time (user + system, all threads): grep ${gc.toFixed(0)} ms, ours ${oc.toFixed(0)} ms (${(oc / gc).toFixed(2)}x grep's), python ${pc.toFixed(0)} ms (ours ${(pc / oc).toFixed(2)}x less)`);
+  console.log(`  peak memory: RSS ${(peakRss / 1e6).toFixed(0)} MB, largest growth while parsing ${(peakGrowth / 1e6).toFixed(0)} MB (target < 100 MB)`);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,62 @@
+"""Examination-recommendation reward (DiagAgent-style): set F1 between the examinations a model recommends and the
+examinations the case actually needed.
+
+verl signature. The recommendations are the items of the last <exams>...</exams> block, else the lines after
+"Recommended examinations:", one per line or separated by commas/semicolons (bullets and numbering ignored).
+`ground_truth` is a list of names or one string separated the same way. Names are compared after lower-casing,
+dropping punctuation and mapping common abbreviations (CBC, CT, ECG/EKG, CXR, ...). Returns score = F1 plus precision,
+recall and the matched / missed / extra examinations.
+"""
+import re
+
+SYNONYMS = {
+    "cbc": "complete blood count", "full blood count": "complete blood count", "fbc": "complete blood count",
+    "ecg": "electrocardiogram", "ekg": "electrocardiogram", "electrocardiography": "electrocardiogram",
+    "cxr": "chest x ray", "chest xray": "chest x ray", "chest radiograph": "chest x ray", "chest radiography": "chest x ray",
+    "ct": "computed tomography", "ct scan": "computed tomography", "mri": "magnetic resonance imaging",
+    "bmp": "basic metabolic panel", "cmp": "comprehensive metabolic panel", "lft": "liver function tests",
+    "lfts": "liver function tests", "ua": "urinalysis", "abg": "arterial blood gas", "crp": "c reactive protein",
+    "esr": "erythrocyte sedimentation rate", "tsh": "thyroid stimulating hormone", "hba1c": "hemoglobin a1c",
+    "echo": "echocardiogram", "echocardiography": "echocardiogram", "us": "ultrasound", "ultrasonography": "ultrasound",
+}
+_TAG = re.compile(r"<exams>(.*?)</exams>", re.IGNORECASE | re.DOTALL)
+_HEADER = re.compile(r"recommended (?:examinations|exams|tests)\s*:\s*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def normalise(name):
+    text = re.sub(r"[^a-z0-9]+", " ", str(name).lower()).strip()
+    words = text.split()
+    # "ct abdomen" -> "computed tomography abdomen": map a leading abbreviation too.
+    if words and words[0] in SYNONYMS and " ".join(words) not in SYNONYMS:
+        return " ".join([SYNONYMS[words[0]]] + words[1:])
+    return SYNONYMS.get(text, text)
+
+
+def split_items(text):
+    items = []
+    for part in re.split(r"[\n;,]", text):
+        part = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", part).strip()
+        if part:
+            items.append(part)
+    return items
+
+
+def recommended(solution_str):
+    text = solution_str or ""
+    found = _TAG.findall(text)
+    if found:
+        return split_items(found[-1])
+    header = _HEADER.search(text)
+    return split_items(header.group(1)) if header else []
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    truth = ground_truth if isinstance(ground_truth, (list, tuple)) else split_items(str(ground_truth or ""))
+    want = {normalise(x) for x in truth if str(x).strip()}
+    got = {normalise(x) for x in recommended(solution_str)}
+    matched = want & got
+    precision = len(matched) / len(got) if got else 0.0
+    recall = len(matched) / len(want) if want else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"score": f1, "precision": precision, "recall": recall, "matched": sorted(matched),
+            "missed": sorted(want - got), "extra": sorted(got - want)}

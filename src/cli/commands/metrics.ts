@@ -1,0 +1,64 @@
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import type { Command } from '../command';
+import { printLines, UsageError } from '../command';
+import { cliHostPool, openWorkspace } from '../host-pool';
+import { openMetricsSource } from '../../core/metrics/run-metrics';
+import { HEADLINES, headlineKey } from '../../core/metrics/headline';
+import { formatProblem } from '../../core/errors/located-error';
+import { LOCAL_HOST } from '../../core/config/workspace-config';
+
+/** A number for a narrow table column: 4 significant digits, exponent form for very small or large values. */
+function fmt(v: number | undefined): string {
+  if (v === undefined) return '';
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(2) : String(Number(v.toPrecision(4)));
+}
+
+export const metricsCommand: Command = {
+  path: ['metrics'],
+  summary: 'Metrics of a run folder or a log (verl console/JSONL, TRL log or trainer_state.json), per step',
+  usage: 'medrl metrics FILE_OR_RUN [--host H [--config FILE_OR_DIR]] [--json]',
+  details: [
+    'FILE_OR_RUN: a run folder (verl: metrics.jsonl, else output.log; TRL: output.log, else the newest',
+    'output/checkpoint-*/trainer_state.json) or any metrics file. With --host, the path is on that host of the workspace.',
+    '--json prints one JSON object per step, {"step": N, "metrics": {...}}, one per line, in step order.',
+    'Without --json: a table of the headline metrics (reward, KL, entropy, response length, validation, step time).',
+    'Unreadable lines are reported on stderr with their line; the rest is still printed (exit code 1 when there were any).',
+  ].join('\n'),
+  options: { host: { type: 'string' }, config: { type: 'string', short: 'c' } },
+  async run(ctx) {
+    const [target, ...extra] = ctx.positionals;
+    if (!target || extra.length) throw new UsageError('give one file or run folder');
+    const hostName = ctx.values.host as string | undefined;
+    const pool = hostName ? (await openWorkspace(ctx.cwd, ctx.values.config as string | undefined)).pool : cliHostPool(undefined);
+    try {
+      const host = await pool.get(hostName ?? LOCAL_HOST);
+      const path = hostName ? target : resolve(ctx.cwd, target);
+      const src = await openMetricsSource(host, path);
+      await src.poll({ final: true });
+      if (!src.source) throw new Error(`${host.name}:${path}: no metrics yet (no metrics.jsonl, output.log or trainer_state.json)`);
+      const problems = await src.problems();
+      for (const p of problems) ctx.stderr.write(`${formatProblem(p)}\n`);
+      const series = src.series;
+      if (ctx.json) {
+        // One object per line, written with backpressure: a 1 GB log's steps stream out without piling up in memory.
+        for (const rec of series.records()) {
+          if (!ctx.stdout.write(`${JSON.stringify({ step: rec.step, metrics: rec.metrics })}\n`)) await once(ctx.stdout, 'drain');
+        }
+      } else {
+        const names = series.metricNames();
+        const cols = HEADLINES.map((d) => ({ title: d.title, key: headlineKey(d, names, src.framework) })).filter((c): c is { title: string; key: string } => c.key !== undefined);
+        const widths = cols.map((c) => Math.max(c.title.length, 9));
+        const rows = [['step'.padStart(6), ...cols.map((c, i) => c.title.padStart(widths[i]!))].join('  ')];
+        const data = cols.map((c) => series.column(c.key));
+        for (let r = 0; r < series.length; r++) rows.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(Number.isNaN(col[r]) ? undefined : col[r]).padStart(widths[i]!))].join('  '));
+        printLines(ctx, [`${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`, ...cols.map((c) => `  ${c.title}: ${c.key}`), ...rows]);
+      }
+      return problems.length ? 1 : 0;
+    } finally {
+      await pool.dispose();
+    }
+  },
+};

@@ -1,0 +1,135 @@
+import { dirname, resolve } from 'node:path';
+import type { Command, CommandContext } from '../command';
+import { printJson, printLines, UsageError } from '../command';
+import { openWorkspace } from '../host-pool';
+import { resolveHosts, type ResolvedHost, type WorkspaceConfig } from '../../core/config/workspace-config';
+import { formatProblem } from '../../core/errors/located-error';
+import { requireRunSpec } from '../../core/runs/load-run-spec';
+import { checkPreparedRun, prepareRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
+import { listAllRuns, findRun } from '../../core/runs/run-catalog';
+import { listRuns } from '../../core/runs/list-runs';
+import { cancelRun } from '../../core/runs/cancel-run';
+import { followLog } from '../../core/runs/follow-log';
+import { isActive, RUN_FILES } from '../../core/runs/run-record';
+import { elapsedMs, formatDuration, stateLabel, stepLabel } from '../../core/runs/run-summary';
+import type { HostPool } from '../../core/remote/host-pool';
+
+const configOption = { config: { type: 'string', short: 'c' } } as const;
+
+function hostEntry(config: WorkspaceConfig, name: string): ResolvedHost {
+  const h = resolveHosts(config).find((x) => x.name === name);
+  if (!h) throw new Error(`unknown host "${name}": add it under hosts in medrl.yaml`);
+  return h;
+}
+
+async function withWorkspace<T>(ctx: CommandContext, fn: (ws: { file: string; config: WorkspaceConfig; pool: HostPool }) => Promise<T>): Promise<T> {
+  const ws = await openWorkspace(ctx.cwd, ctx.values.config as string | undefined);
+  try {
+    return await fn(ws);
+  } finally {
+    await ws.pool.dispose();
+  }
+}
+
+export const submitCommand: Command = {
+  path: ['submit'],
+  summary: 'Submit a run spec to its host (--dry-run: print the launch script and the host checks)',
+  usage: 'medrl submit SPEC [--dry-run] [--host H] [--config FILE_OR_DIR] [--json]',
+  details: 'SPEC: a run spec (configs/*.yaml). The host checks (files, GPUs, framework, scheduler) run first: nothing is written on the host unless they pass.',
+  options: { ...configOption, 'dry-run': { type: 'boolean' }, host: { type: 'string' } },
+  async run(ctx) {
+    const specArg = ctx.positionals[0];
+    if (!specArg) throw new UsageError('which spec? e.g. medrl submit configs/local-demo.yaml');
+    const { file: specFile, text, spec } = await requireRunSpec(resolve(ctx.cwd, specArg));
+    return withWorkspace(ctx, async ({ file, config, pool }) => {
+      const hostName = (ctx.values.host as string | undefined) ?? spec.host ?? config.defaults.host;
+      const req: SubmitRequest = { spec, specText: text, specFile, workspaceRoot: dirname(file), host: await pool.get(hostName), hostConfig: hostEntry(config, hostName) };
+      if (ctx.values['dry-run']) {
+        const run = await prepareRun(req);
+        const problems = await checkPreparedRun(req, run);
+        if (ctx.json) printJson(ctx, { id: run.id, dir: run.dir, host: hostName, scheduler: run.scheduler.name, launchScript: run.files[RUN_FILES.launch], files: Object.keys(run.files), problems });
+        else {
+          ctx.stdout.write(run.files[RUN_FILES.launch]!);
+          printLines(ctx, [`# dry run: would create ${run.dir} on ${hostName} (${run.scheduler.name}); nothing was written`]);
+          for (const p of problems) ctx.stderr.write(`${formatProblem(p)}\n`);
+        }
+        return problems.some((p) => p.severity === 'error') ? 1 : 0;
+      }
+      const { record } = await submitRun(req);
+      if (ctx.json) printJson(ctx, record);
+      else printLines(ctx, [`submitted ${record.id} to ${record.host} (${record.scheduler}${record.jobId ? ` job ${record.jobId}` : record.pid ? ` pid ${record.pid}` : ''})`, `run folder: ${record.dir}`, `follow it: medrl logs ${record.id} --follow`]);
+      return 0;
+    });
+  },
+};
+
+export const runsCommand: Command = {
+  path: ['runs'],
+  summary: 'List the runs on every host (one round trip per host)',
+  usage: 'medrl runs [--host H] [--config FILE_OR_DIR] [--json]',
+  options: { ...configOption, host: { type: 'string' } },
+  async run(ctx) {
+    return withWorkspace(ctx, async ({ config, pool }) => {
+      const only = ctx.values.host as string | undefined;
+      const hosts = only ? [hostEntry(config, only)] : resolveHosts(config);
+      const all = await listAllRuns(pool, hosts);
+      if (ctx.json) printJson(ctx, all.map((h) => ({ host: h.host.name, error: h.error, problems: h.problems, runs: h.runs.map(({ logTail: _t, ...r }) => r) })));
+      else {
+        const rows = all.flatMap((h) => h.runs).map((r) => [r.record.id, stateLabel(r), r.host, r.record.scheduler, stepLabel(r), formatDuration(elapsedMs(r)), r.record.name]);
+        const head = ['ID', 'STATE', 'HOST', 'SCHEDULER', 'STEP', 'ELAPSED', 'NAME'];
+        const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+        printLines(ctx, rows.length ? [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')) : ['no runs']);
+      }
+      for (const h of all) {
+        if (h.error) ctx.stderr.write(`${h.host.name}: ${h.error}\n`);
+        for (const p of h.problems) ctx.stderr.write(`${formatProblem(p)}\n`);
+      }
+      return all.some((h) => h.error || h.problems.length) ? 1 : 0;
+    });
+  },
+};
+
+export const cancelCommand: Command = {
+  path: ['cancel'],
+  summary: 'Cancel a run (kills its process group, scancel, or ray job stop)',
+  usage: 'medrl cancel ID [--config FILE_OR_DIR] [--json]',
+  details: 'ID: a run id, or a unique prefix of one.',
+  options: configOption,
+  async run(ctx) {
+    const id = ctx.positionals[0];
+    if (!id) throw new UsageError('which run? see medrl runs');
+    return withWorkspace(ctx, async ({ config, pool }) => {
+      const run = await findRun(pool, resolveHosts(config), id);
+      if (!isActive(run.state)) throw new Error(`${run.record.id} is ${stateLabel(run)}: nothing to cancel`);
+      await cancelRun(await pool.get(run.host), run.record);
+      if (ctx.json) printJson(ctx, { id: run.record.id, host: run.host, cancelled: true });
+      else printLines(ctx, [`cancelled ${run.record.id} on ${run.host}`]);
+      return 0;
+    });
+  },
+};
+
+export const logsCommand: Command = {
+  path: ['logs'],
+  summary: 'Print a run\'s output.log (--follow: keep printing while the run is active)',
+  usage: 'medrl logs ID [--follow] [--config FILE_OR_DIR] [--json]',
+  details: 'ID: a run id, or a unique prefix of one. --json prints one JSON string per line.',
+  options: { ...configOption, follow: { type: 'boolean', short: 'f' } },
+  async run(ctx) {
+    const id = ctx.positionals[0];
+    if (!id) throw new UsageError('which run? see medrl runs');
+    return withWorkspace(ctx, async ({ config, pool }) => {
+      const run = await findRun(pool, resolveHosts(config), id);
+      const host = await pool.get(run.host);
+      const runsDir = hostEntry(config, run.host).runsDir;
+      const until = ctx.values.follow
+        ? async () => {
+            const now = (await listRuns(host, runsDir)).runs.find((r) => r.record.id === run.record.id);
+            return !now || !isActive(now.state);
+          }
+        : undefined;
+      for await (const line of followLog(host, run.record.dir, { until })) ctx.stdout.write(ctx.json ? `${JSON.stringify(line)}\n` : `${line}\n`);
+      return 0;
+    });
+  },
+};

@@ -1,0 +1,35 @@
+import type { Host } from '../remote/host';
+import { errorMessage } from '../errors/located-error';
+import { HEADLINES, headlineKey, metricsAtStep } from '../metrics/headline';
+import { RunMetrics } from '../metrics/run-metrics';
+import type { DiscoveredRun } from './discover-checkpoints';
+
+/** The metric shown beside a checkpoint: the run's reward headline, else its validation score (the metrics feature's keys). */
+export function headlineMetric(metrics: Record<string, number> | undefined, framework?: 'verl' | 'trl'): { key: string; value: number } | undefined {
+  if (!metrics) return undefined;
+  const names = Object.keys(metrics);
+  for (const id of ['reward', 'validation'] as const) {
+    const key = headlineKey(HEADLINES.find((h) => h.id === id)!, names, framework);
+    if (key) return { key, value: metrics[key]! };
+  }
+  return undefined;
+}
+
+/**
+ * Fills each checkpoint's `metrics` with its run's logged metrics at that step (the metrics feature reads metrics.jsonl,
+ * output.log or trainer_state.json). A run whose metrics cannot be read keeps its checkpoints and says why in `problem`.
+ */
+export async function attachMetrics(host: Host, runs: DiscoveredRun[]): Promise<void> {
+  await Promise.all(runs.filter((r) => r.checkpoints.length).map(async (r) => {
+    try {
+      const rm = new RunMetrics(host, r.run);
+      await rm.poll();
+      for (const ck of r.checkpoints) {
+        const rec = metricsAtStep(rm.series, ck.step);
+        if (rec) ck.metrics = rec.metrics;
+      }
+    } catch (err) {
+      r.problem = `${r.problem ? `${r.problem}; ` : ''}${host.name}:${r.run.dir}: metrics: ${errorMessage(err)}`;
+    }
+  }));
+}

@@ -1,0 +1,48 @@
+import { posix } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { Host } from '../remote/host';
+import { HostFileNotFoundError } from '../remote/host';
+import { loadYamlWithSchema } from '../config/yaml-document';
+import { runSpecSchema } from '../runs/run-spec';
+import type { Checkpoint } from './checkpoint';
+
+/** The run's spec.yaml text from its run folder on the host. */
+export async function readRunSpecText(host: Host, runDir: string): Promise<string> {
+  return (await host.readFile(posix.join(runDir, 'spec.yaml'))).toString('utf8');
+}
+
+/** The run's base model when it is a folder path on the host (a hub id has no folder to copy config files from). */
+export async function baseModelFolder(host: Host, ck: Checkpoint): Promise<string | undefined> {
+  if (!ck.run) return undefined;
+  let text: string;
+  try {
+    text = await readRunSpecText(host, ck.run.dir);
+  } catch (err) {
+    if (err instanceof HostFileNotFoundError) return undefined;
+    throw err;
+  }
+  const model: unknown = parseDocument(text).get('model');
+  return typeof model === 'string' && (model.startsWith('/') || model.startsWith('~/')) ? model : undefined;
+}
+
+/**
+ * A new run spec cloned from the run's spec that resumes from this checkpoint: verl
+ * `trainer.resume_mode=resume_path trainer.resume_from_path=<global_step_N>`, TRL `--resume_from_checkpoint <checkpoint-N>`.
+ * Comments and key order of the original are kept; the result is validated against the run-spec schema.
+ */
+export function resumeSpecText(specText: string, ck: Checkpoint, file = 'spec.yaml'): { name: string; text: string } {
+  const spec = loadYamlWithSchema(specText, runSpecSchema, file);
+  const doc = parseDocument(specText);
+  const name = `${spec.name.replace(/-resume-step\d+$/, '')}-resume-step${ck.step}`;
+  doc.set('name', name);
+  if (ck.framework === 'verl') {
+    doc.setIn(['overrides', 'trainer.resume_mode'], 'resume_path');
+    doc.setIn(['overrides', 'trainer.resume_from_path'], ck.path);
+  } else {
+    doc.setIn(['overrides', 'resume_from_checkpoint'], ck.path);
+  }
+  doc.commentBefore = ` Resumes ${spec.name} from step ${ck.step}: ${ck.host}:${ck.path}${doc.commentBefore ? `\n${doc.commentBefore}` : ''}`;
+  const text = doc.toString();
+  loadYamlWithSchema(text, runSpecSchema, file);
+  return { name, text };
+}

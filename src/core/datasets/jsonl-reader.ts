@@ -1,0 +1,50 @@
+import { readLines } from '../io/line-reader';
+import type { Host } from '../remote/host';
+import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
+
+interface IndexEntry {
+  offset: number;
+  line: number;
+}
+
+/**
+ * A JSONL dataset read line by line through range reads. A sparse offset index (the byte offset of every `every`-th row,
+ * filled in by any read that passes it) makes "row N" a seek to the nearest indexed row plus at most `every` lines.
+ * Blank lines are no rows; a malformed line is a row with an `error` (line and byte offset), and reading goes on.
+ */
+export class JsonlReader implements DatasetReader {
+  readonly format = 'jsonl' as const;
+  private readonly index: IndexEntry[] = [{ offset: 0, line: 1 }];
+
+  constructor(readonly host: Host, readonly path: string, readonly size: number, readonly every = 1024) {}
+
+  /** How many rows the index can seek to directly (tests and benchmarks). */
+  get indexedRows(): number {
+    return (this.index.length - 1) * this.every;
+  }
+
+  async *rows(opts: RowsOptions = {}): AsyncGenerator<DatasetRecord> {
+    const start = opts.start ?? 0;
+    const k = Math.min(Math.floor(start / this.every), this.index.length - 1);
+    const entry = this.index[k]!;
+    let row = k * this.every;
+    let line = entry.line;
+    for await (const l of readLines(this.host, this.path, { start: entry.offset, includePartial: true, signal: opts.signal })) {
+      const lineNo = line++;
+      if (l.text.trim() === '') continue;
+      if (row % this.every === 0 && this.index.length === row / this.every) this.index.push({ offset: l.start, line: lineNo });
+      if (row >= start) yield parseLine(l.text, row, lineNo, l.start, l.complete);
+      row++;
+    }
+  }
+}
+
+function parseLine(text: string, index: number, line: number, offset: number, complete: boolean): DatasetRecord {
+  try {
+    return { index, line, offset, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    const tail = complete ? '' : ' (the last line has no newline: the file may be truncated)';
+    return { index, line, offset, error: `line ${line} (byte offset ${offset}): malformed JSON: ${why}${tail}` };
+  }
+}

@@ -1,0 +1,131 @@
+import type { Turn, TurnPart } from './episode';
+
+/** The chat template a text was rendered with, recognised by its markers. */
+export type ChatTemplate = 'chatml' | 'llama3' | 'mistral' | 'plain';
+
+export function detectTemplate(text: string): ChatTemplate {
+  if (text.includes('<|im_start|>')) return 'chatml';
+  if (text.includes('<|start_header_id|>')) return 'llama3';
+  if (text.includes('[INST]')) return 'mistral';
+  return 'plain';
+}
+
+const BLOCKS: { open: string; close: string; kind: TurnPart['kind'] }[] = [
+  { open: '<think>', close: '</think>', kind: 'think' },
+  { open: '<tool_call>', close: '</tool_call>', kind: 'tool_call' },
+  { open: '<tool_response>', close: '</tool_response>', kind: 'tool_response' },
+];
+
+/** Splits a message into text, `<think>`, `<tool_call>` and `<tool_response>` blocks; an unclosed block runs to the end. */
+export function splitParts(content: string): TurnPart[] {
+  const parts: TurnPart[] = [];
+  let pos = 0;
+  const pushText = (s: string) => {
+    if (s.trim()) parts.push({ kind: 'text', text: s.trim() });
+  };
+  for (;;) {
+    let next: { at: number; block: (typeof BLOCKS)[number] } | undefined;
+    for (const block of BLOCKS) {
+      const at = content.indexOf(block.open, pos);
+      if (at !== -1 && (!next || at < next.at)) next = { at, block };
+    }
+    // Qwen3-style templates put only the closing </think> in the response (the opening tag is in the prompt).
+    const strayClose = content.indexOf('</think>', pos);
+    if (strayClose !== -1 && (!next || strayClose < next.at) && !parts.length && !content.slice(0, strayClose).includes('<think>')) {
+      parts.push({ kind: 'think', text: content.slice(pos, strayClose).trim() });
+      pos = strayClose + '</think>'.length;
+      continue;
+    }
+    if (!next) break;
+    pushText(content.slice(pos, next.at));
+    const bodyStart = next.at + next.block.open.length;
+    const close = content.indexOf(next.block.close, bodyStart);
+    if (close === -1) {
+      parts.push({ kind: next.block.kind, text: content.slice(bodyStart).trim(), unclosed: true });
+      return parts;
+    }
+    parts.push({ kind: next.block.kind, text: content.slice(bodyStart, close).trim() });
+    pos = close + next.block.close.length;
+  }
+  pushText(content.slice(pos));
+  return parts;
+}
+
+/** A user message that only carries tool responses is the tool speaking (Qwen's template sends them as `user`). */
+function turn(role: string, content: string): Turn {
+  const parts = splitParts(content);
+  const toolOnly = role === 'user' && parts.length > 0 && parts.every((p) => p.kind === 'tool_response');
+  return { role: toolOnly ? 'tool' : role, content, parts };
+}
+
+const SPECIALS = /<\|(?:endoftext|begin_of_text|end_of_text|eom_id|eot_id|im_end)\|>|<\/?s>/g;
+
+function splitMarked(text: string, start: string, headerEnd: string, end: string): Turn[] {
+  const turns: Turn[] = [];
+  const segments = text.split(start);
+  const lead = segments.shift()!.replace(SPECIALS, '').trim();
+  if (lead) turns.push(turn('text', lead));
+  for (const seg of segments) {
+    const h = seg.indexOf(headerEnd);
+    const role = (h === -1 ? seg : seg.slice(0, h)).trim() || 'unknown';
+    let body = h === -1 ? '' : seg.slice(h + headerEnd.length);
+    const e = body.indexOf(end);
+    const after = e === -1 ? '' : body.slice(e + end.length).replace(SPECIALS, '').trim();
+    if (e !== -1) body = body.slice(0, e);
+    // The generation prompt (an empty assistant header at the very end) is not a turn.
+    if (body.trim() || e !== -1) turns.push(turn(role, body.replace(/^\n+/, '').trimEnd()));
+    if (after) turns.push(turn('text', after));
+  }
+  return turns;
+}
+
+function splitMistral(text: string): Turn[] {
+  const turns: Turn[] = [];
+  const clean = text.replace(/<\/?s>/g, '');
+  const re = /\[INST\]([\s\S]*?)\[\/INST\]/g;
+  let last = 0;
+  for (let m = re.exec(clean); m; m = re.exec(clean)) {
+    const between = clean.slice(last, m.index).trim();
+    if (between) turns.push(turn(turns.length ? 'assistant' : 'text', between));
+    turns.push(turn('user', m[1]!.trim()));
+    last = re.lastIndex;
+  }
+  const rest = clean.slice(last);
+  const open = rest.indexOf('[INST]');
+  if (open !== -1) {
+    // An [INST] with no [/INST]: the prompt was cut off.
+    if (rest.slice(0, open).trim()) turns.push(turn('assistant', rest.slice(0, open).trim()));
+    turns.push(turn('user', rest.slice(open + '[INST]'.length).trim()));
+  } else if (rest.trim()) {
+    turns.push(turn('assistant', rest.trim()));
+  }
+  return turns;
+}
+
+/**
+ * Splits a prompt and its response (verl's `input` and `output`, TRL's `prompt` and `completion`) into the conversation they
+ * encode. The two are joined first, because a chat-templated prompt ends with the assistant's header and a multi-turn
+ * response carries later user/tool turns in the same template. Text with no template is a user turn and an assistant turn.
+ */
+export function splitTranscript(prompt: string, response: string): Turn[] {
+  const joined = prompt + response;
+  const template = detectTemplate(joined);
+  let turns: Turn[];
+  switch (template) {
+    case 'chatml':
+      turns = splitMarked(joined, '<|im_start|>', '\n', '<|im_end|>');
+      break;
+    case 'llama3':
+      turns = splitMarked(joined, '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>');
+      break;
+    case 'mistral':
+      turns = splitMistral(joined);
+      break;
+    case 'plain':
+      turns = [...(prompt.trim() ? [turn('user', prompt)] : []), turn('assistant', response)];
+      break;
+  }
+  // An empty answer is still an answer: show it as an empty assistant turn.
+  if (template !== 'plain' && !response.trim()) turns.push(turn('assistant', response));
+  return turns;
+}

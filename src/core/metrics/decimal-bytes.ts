@@ -1,0 +1,213 @@
+/**
+ * Reads a plain decimal (`-0.0123`, `5.011037519201636`, `1e-06`, `.5`, `3.`) straight from bytes into the same double
+ * `Number()` gives, without making a string: the hot path of a metrics log, where almost every value is Python's
+ * 16-17 digit repr of a float. Up to 15 digits use Clinger's fast path (one exact multiply or divide); 16-19 digits use
+ * the Eisel-Lemire algorithm (Lemire, "Number Parsing at a Gigabyte per Second", 2021, with the table and rounding of
+ * the fast_float library), its 64×64-bit products done in 16-bit pieces so every step is exact in doubles. Anything
+ * else (more digits, hex, `nan`, a result outside the range below) is left to Number().
+ */
+
+const MAX_DIGITS = 19;
+/** Decimal exponents the power table covers: every result in this range is a normal double. */
+const MIN_Q = -100;
+const MAX_Q = 100;
+
+/** Exact powers of ten as doubles (10^22 is the largest one that is exact). */
+const POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const TWO_53 = 2 ** 53;
+const TWO_32 = 2 ** 32;
+
+/**
+ * 5^q as a 128-bit number with its top bit set (truncated for q >= 0; rounded up, floor(2^(z+127) / 5^-q) + 1 with
+ * 2^z > 5^-q, for q < 0), the table fast_float uses: four 32-bit words per q, most significant first.
+ */
+const POW5 = ((): Uint32Array => {
+  const t = new Uint32Array((MAX_Q - MIN_Q + 1) * 4);
+  const top = 1n << 127n;
+  const limit = 1n << 128n;
+  for (let q = MIN_Q; q <= MAX_Q; q++) {
+    let c: bigint;
+    if (q >= 0) c = 5n ** BigInt(q);
+    else {
+      const p = 5n ** BigInt(-q);
+      c = (1n << BigInt(p.toString(2).length + 127)) / p + 1n;
+    }
+    while (c < top) c <<= 1n;
+    while (c >= limit) c >>= 1n;
+    const i = (q - MIN_Q) * 4;
+    for (let w = 0; w < 4; w++) t[i + w] = Number((c >> BigInt(96 - 32 * w)) & 0xffffffffn);
+  }
+  return t;
+})();
+
+/** 2^e for the exponents a normal double can have, built by exact doubling and halving. */
+const POW2 = ((): Float64Array => {
+  const t = new Float64Array(2046);
+  let x = 1;
+  for (let e = 0; e <= 971; e++, x *= 2) t[e + 1074] = x;
+  x = 0.5;
+  for (let e = -1; e >= -1074; e--, x /= 2) t[e + 1074] = x;
+  return t;
+})();
+
+/** The last 64×64-bit product: four 32-bit words, most significant first (a typed array: no allocation per value). */
+const prod = new Float64Array(4);
+const INV_2_16 = 2 ** -16;
+
+/**
+ * (aHi:aLo) × (bHi:bLo), 64-bit each, into prod, schoolbook on 16-bit pieces: each partial product is below 2^32 and
+ * each column sum below 2^35, all exact in doubles (`& 0xffff` keeps the low 16 bits of any such integer; no `%`, which
+ * is a slow floating-point call).
+ */
+function mul64(aHi: number, aLo: number, bHi: number, bLo: number): void {
+  const a3 = aHi >>> 16, a2 = aHi & 0xffff, a1 = aLo >>> 16, a0 = aLo & 0xffff;
+  const b3 = bHi >>> 16, b2 = bHi & 0xffff, b1 = bLo >>> 16, b0 = bLo & 0xffff;
+  let s = a0 * b0;
+  const r0 = s & 0xffff;
+  s = (s - r0) * INV_2_16 + a0 * b1 + a1 * b0;
+  const r1 = s & 0xffff;
+  s = (s - r1) * INV_2_16 + a0 * b2 + a1 * b1 + a2 * b0;
+  const r2 = s & 0xffff;
+  s = (s - r2) * INV_2_16 + a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0;
+  const r3 = s & 0xffff;
+  s = (s - r3) * INV_2_16 + a1 * b3 + a2 * b2 + a3 * b1;
+  const r4 = s & 0xffff;
+  s = (s - r4) * INV_2_16 + a2 * b3 + a3 * b2;
+  const r5 = s & 0xffff;
+  s = (s - r5) * INV_2_16 + a3 * b3;
+  prod[0] = s;
+  prod[1] = r5 * 65536 + r4;
+  prod[2] = r3 * 65536 + r2;
+  prod[3] = r1 * 65536 + r0;
+}
+
+/**
+ * w × 10^q correctly rounded, for 1 <= w < 10^19 given as its digits' value split at 10^k (w = head × 10^k + tail,
+ * head < 10^15, k <= 4) and MIN_Q <= q <= MAX_Q, into out.value (negated if `neg`: a double returned from a call is
+ * boxed, a field write is not). False where the result would not be a normal double (kept as a guard: MIN_Q..MAX_Q
+ * never leaves that range).
+ */
+function eiselLemire(head: number, k: number, tail: number, q: number, neg: boolean, out: DecimalScan): boolean {
+  // w as two 32-bit words: head × 10^k + tail, with head split so each product stays below 2^53.
+  const p = POW10[k]!;
+  const hHi = Math.floor(head / TWO_32);
+  const t = (head - hHi * TWO_32) * p + tail;
+  let wHi = hHi * p + Math.floor(t / TWO_32);
+  let wLo = t >>> 0;
+  // Normalise: shift w left until its top bit is set.
+  const lz = wHi !== 0 ? Math.clz32(wHi) : 32 + Math.clz32(wLo);
+  if (lz >= 32) {
+    wHi = (wLo << (lz - 32)) >>> 0;
+    wLo = 0;
+  } else if (lz > 0) {
+    wHi = ((wHi << lz) | (wLo >>> (32 - lz))) >>> 0;
+    wLo = (wLo << lz) >>> 0;
+  }
+  const i = (q - MIN_Q) * 4;
+  mul64(wHi, wLo, POW5[i]!, POW5[i + 1]!);
+  let x0 = prod[0]!;
+  let x1 = prod[1]!;
+  let x2 = prod[2]!;
+  let x3 = prod[3]!;
+  // The 9 bits below the 55 kept are all ones: the truncated table entry may matter, so add w × its low 64 bits.
+  if ((x1 & 0x1ff) === 0x1ff) {
+    mul64(wHi, wLo, POW5[i + 2]!, POW5[i + 3]!);
+    const lo = x3 + prod[1]!;
+    const mid = x2 + prod[0]! + Math.floor(lo / TWO_32);
+    x3 = lo >>> 0;
+    x2 = mid >>> 0;
+    if (mid >= TWO_32) {
+      x1 += 1;
+      if (x1 >= TWO_32) {
+        x1 = 0;
+        x0 += 1;
+      }
+    }
+  }
+  const upper = x0 >>> 31;
+  const shift = upper + 9; // keep 54 bits: the 53 of a double and one to round with
+  const below = x1 & ((1 << shift) - 1);
+  const last2 = (x1 >>> shift) & 3;
+  let power2 = ((217706 * q) >> 16) + 63 + upper - lz + 1023;
+  if (power2 <= 0) return false;
+  // Round half up, except an exact tie (only possible when 5^q fits in 64 bits) rounds to even.
+  let roundUp = last2 & 1;
+  if (x2 === 0 && x3 <= 1 && q >= -4 && q <= 23 && last2 === 1 && below === 0) roundUp = 0;
+  let mantissa = x0 * (upper ? 2 ** 21 : 2 ** 22) + (x1 >>> (shift + 1)) + roundUp;
+  if (mantissa >= TWO_53) {
+    mantissa /= 2;
+    power2++;
+  }
+  if (power2 >= 0x7ff) return false;
+  const v = mantissa * POW2[power2 - 1075 + 1074]!;
+  out.value = neg ? -v : v;
+  return true;
+}
+
+/** Where scanDecimal leaves its result (reused: the hot path allocates nothing per value). */
+export class DecimalScan {
+  value = 0;
+  /** The index just past the number. */
+  end = 0;
+}
+
+/**
+ * Reads a plain decimal at b[from]: optional sign, digits with at most one '.', at least one digit, optional exponent
+ * (`e`/`E`, optional sign, digits); it stops at the first byte that cannot continue it (`to` at the latest). On true,
+ * `out.value` is exactly `Number()` of the text from `from` to `out.end` (including -0). False when there is no such
+ * number, its exponent is cut short (`1e`, `1e-`), or the fast paths do not apply (more than 19 significant digits, a
+ * result outside 1e-100..1e100); the caller then parses the text with Number().
+ */
+export function scanDecimal(b: Uint8Array, from: number, to: number, out: DecimalScan): boolean {
+  let i = from;
+  if (i >= to) return false;
+  const neg = b[i] === 45;
+  if (neg || b[i] === 43) i++;
+  // Significant digits (from the first non-zero one): the first 15 go to head, the next ones to tail (up to 4 used).
+  let head = 0;
+  let tail = 0;
+  let sig = 0;
+  let any = false;
+  let point = -1; // the index just past the '.', if any
+  for (; i < to; i++) {
+    const d = b[i]! - 48;
+    if (d >= 0 && d <= 9) {
+      any = true;
+      if (sig === 0 && d === 0) continue;
+      if (sig < 15) head = head * 10 + d;
+      else tail = tail * 10 + d;
+      sig++;
+    } else if (d === -2 && point < 0) point = i + 1;
+    else break;
+  }
+  let scale = point < 0 ? 0 : point - i; // decimal exponent from the position of the point
+  if (!any || sig > MAX_DIGITS) return false;
+  if (i < to && (b[i] === 101 || b[i] === 69)) {
+    if (++i >= to) return false;
+    const eneg = b[i] === 45;
+    if ((eneg || b[i] === 43) && ++i >= to) return false;
+    let e = 0;
+    const start = i;
+    for (; i < to; i++) {
+      const d = b[i]! - 48;
+      if (d < 0 || d > 9) break;
+      if (e < 100000) e = e * 10 + d;
+    }
+    if (i === start) return false;
+    scale += eneg ? -e : e;
+  }
+  out.end = i;
+  if (sig === 0) {
+    out.value = neg ? -0 : 0;
+    return true;
+  }
+  const k = sig > 15 ? sig - 15 : 0;
+  // Clinger: w exact in a double and 10^|q| exact, so one correctly rounded operation gives the answer.
+  const w = k === 0 ? head : head * POW10[k]! + tail;
+  if (w < TWO_53 && scale >= -22 && scale <= 22) {
+    const v = scale < 0 ? w / POW10[-scale]! : w * POW10[scale]!;
+    out.value = neg ? -v : v;
+    return true;
+  }
+  return scale >= MIN_Q && scale <= MAX_Q && eiselLemire(head, k, tail, scale, neg, out);
+}

@@ -1,0 +1,179 @@
+import type { Line, LineBytes } from '../io/line-reader';
+import { MetricSeries } from './metric-series';
+import type { Float64Column } from './float64-column';
+import { parseVerlConsoleLine, scanVerlConsoleLine, StepLineScan, type ParsedStepLine } from './verl-console';
+import { parseVerlJsonlLine } from './verl-jsonl';
+import { parseTrlDict, TrlStepTracker } from './trl-log';
+
+export type { Framework } from './headline-defs';
+import type { Framework } from './headline-defs';
+
+/** A line that looked like metrics but was (partly) unreadable: where it starts (byte offset) and why. */
+export interface LineProblem {
+  offset: number;
+  message: string;
+  field?: string;
+}
+
+/** The strings every metrics line contains: `readLines(..., { matching })` skips all other lines without decoding them. */
+export const METRIC_LINE_MARKERS = ['step:', '"step"', "{'"];
+
+const MAX_PROBLEMS = 200;
+
+/**
+ * Turns log lines into a MetricSeries, whatever the trainer: verl console step lines, verl file-logger JSONL, TRL's
+ * printed dicts (between tqdm bars and warnings). Each line identifies its own format; the others are ignored. Keeps its
+ * state between calls, so a follower feeds it lines as the log grows. Unreadable parts are reported with their offset,
+ * and the rest of the line is still used.
+ */
+export class MetricLogParser {
+  readonly series: MetricSeries;
+  framework: Framework | undefined;
+  readonly problems: LineProblem[] = [];
+  /** Problems beyond the first MAX_PROBLEMS are counted, not kept (a corrupt 1 GB log must not fill memory). */
+  droppedProblems = 0;
+  private readonly trl = new TrlStepTracker();
+  /** The verl step line scanner; each key's slot holds its column. */
+  private readonly scan = new StepLineScan<Float64Column>();
+  /** Which kinds of metric line this log has shown, to narrow the markers a reader scans for. */
+  private readonly seen = new Set<'console' | 'jsonl' | 'trl'>();
+  /** The step whose console line ended in an unreadable value (maybe torn): its next line may carry the rest. */
+  private tornStep: number | undefined;
+
+  constructor(series = new MetricSeries()) {
+    this.series = series;
+  }
+
+  /**
+   * The markers to scan for from here on: all three until the log shows its format, then only that format's (one
+   * byte scan instead of three over a 1 GB log).
+   */
+  markers(): string[] {
+    if (this.seen.size !== 1) return METRIC_LINE_MARKERS;
+    return this.seen.has('console') ? ['step:'] : this.seen.has('jsonl') ? ['"step"'] : ["{'"];
+  }
+
+  /**
+   * Parses one line from its bytes (the hot path of a large log): a verl console step line goes from the bytes straight
+   * into the series; any other line is decoded and parsed as text. Returns the step it logged, if any.
+   */
+  feedBytes(line: Pick<LineBytes, 'buf' | 'from' | 'to' | 'start'>, observedAt?: number): number | undefined {
+    const scan = this.scan;
+    if (scanVerlConsoleLine(line.buf, line.from, line.to, scan) && !scan.otherFormat) return this.addScan(line.start, observedAt);
+    return this.feed({ text: line.buf.toString('utf8', line.from, line.to), start: line.start }, observedAt);
+  }
+
+  /** Parses one line of text; `observedAt` is when a live follower read it. Returns the step it logged, if any. */
+  feed(line: Pick<Line, 'text' | 'start'>, observedAt?: number): number | undefined {
+    const text = line.text;
+    if (text.includes("{'") || text.includes('\r')) return this.feedTrl(line, observedAt);
+    if (text.includes('"step"')) {
+      let parsed: ParsedStepLine | undefined;
+      try {
+        parsed = parseVerlJsonlLine(text);
+      } catch (err) {
+        this.problem(line.start, `verl metrics record: ${(err as Error).message}`);
+        return undefined;
+      }
+      if (parsed) {
+        this.seen.add('jsonl');
+        return this.addStep(line.start, parsed, 'verl', observedAt);
+      }
+    }
+    const bytes = Buffer.from(text);
+    if (!scanVerlConsoleLine(bytes, 0, bytes.length, this.scan)) {
+      if (this.scan.badStep !== undefined) {
+        this.tornStep = undefined;
+        this.problem(line.start, `a verl step line whose step is not a number ("${this.scan.badStep}"): skipped`);
+        return undefined;
+      }
+      return this.continueTornLine(line);
+    }
+    return this.addScan(line.start, observedAt);
+  }
+
+  /** Stores the console step line just scanned. */
+  private addScan(offset: number, observedAt: number | undefined): number {
+    const scan = this.scan;
+    this.framework ??= 'verl';
+    this.seen.add('console');
+    const row = this.series.rowOf(scan.step);
+    for (let i = 0; i < scan.count; i++) {
+      const col = scan.slots[i] ?? (scan.slots[i] = this.series.columnRef(scan.key(i)));
+      col.set(row, scan.values[i]!);
+    }
+    if (observedAt !== undefined) this.series.add({ step: scan.step, metrics: {}, observedAt });
+    for (const b of scan.bad) this.badMetric(offset, scan.step, b);
+    this.tornStep = scan.lastBad ? scan.step : undefined;
+    return scan.step;
+  }
+
+  /**
+   * stderr written into the middle of a step line (two writers on one log) ends the line early; the rest of the step's
+   * metrics follow on the next line, starting with the tail of the torn value. They are kept for that step.
+   */
+  private continueTornLine(line: Pick<Line, 'text' | 'start'>): number | undefined {
+    const step = this.tornStep;
+    this.tornStep = undefined;
+    const sep = line.text.indexOf(' - ');
+    if (step === undefined || sep < 0 || line.text.slice(0, sep).includes('step:')) return undefined;
+    const parsed = parseVerlConsoleLine(`step:${step}${line.text.slice(sep)}`);
+    if (!parsed || Object.keys(parsed.metrics).length === 0) return undefined;
+    this.problem(line.start, `step ${step}: the rest of a step line torn by other output; its first value "${line.text.slice(0, Math.min(sep, 40))}" is lost, the others are kept`);
+    return this.addStep(line.start, parsed, 'verl', undefined);
+  }
+
+  private feedTrl(line: Pick<Line, 'text' | 'start'>, observedAt: number | undefined): number | undefined {
+    let last: number | undefined;
+    for (const raw of line.text.split('\r')) {
+      const seg = raw.includes('\x1b') ? raw.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '') : raw;
+      const open = seg.indexOf("{'");
+      const trimmed = seg.trim();
+      if (open < 0 || !trimmed.startsWith("{'")) {
+        // verl console lines can share a line with carriage returns too.
+        const verl = parseVerlConsoleLine(seg);
+        if (verl) {
+          this.seen.add('console');
+          last = this.addStep(line.start, verl, 'verl', observedAt);
+        }
+        else this.trl.sawText(seg);
+        continue;
+      }
+      let dict;
+      try {
+        dict = parseTrlDict(trimmed);
+      } catch (err) {
+        this.problem(line.start, `TRL log dict: ${(err as Error).message}`);
+        continue;
+      }
+      if (Object.keys(dict.metrics).length === 0) continue;
+      this.seen.add('trl');
+      const step = this.trl.stepFor(dict);
+      last = this.addStep(line.start, { step, metrics: dict.metrics, bad: dict.bad }, 'trl', observedAt);
+    }
+    return last;
+  }
+
+  private addStep(offset: number, parsed: ParsedStepLine, framework: Framework, observedAt: number | undefined): number {
+    this.framework ??= framework;
+    const s = this.series;
+    const row = s.rowOf(parsed.step);
+    const m = parsed.metrics;
+    for (const k in m) s.put(row, k, m[k]!);
+    if (observedAt !== undefined) s.add({ step: parsed.step, metrics: {}, observedAt });
+    for (const b of parsed.bad) this.badMetric(offset, parsed.step, b);
+    return parsed.step;
+  }
+
+  private badMetric(offset: number, step: number, part: string): void {
+    this.problem(offset, `step ${step}: unreadable metric "${part.length > 80 ? `${part.slice(0, 80)}…` : part}" (the rest of the line is kept)`, part.split(':')[0]);
+  }
+
+  private problem(offset: number, message: string, field?: string): void {
+    if (this.problems.length >= MAX_PROBLEMS) {
+      this.droppedProblems++;
+      return;
+    }
+    this.problems.push(field ? { offset, message, field } : { offset, message });
+  }
+}

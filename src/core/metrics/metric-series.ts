@@ -1,0 +1,195 @@
+import { Float64Column } from './float64-column';
+
+/** Metrics logged at one training step (validation-only steps too). */
+export interface StepRecord {
+  step: number;
+  metrics: Record<string, number>;
+  /** When the line was seen being written (ms since the epoch), for a run followed live. */
+  observedAt?: number;
+}
+
+/** New or changed steps since the last `takeChanges()`, column-wise (`null` where a metric has no value): what the dashboard is sent. */
+export interface SeriesChanges {
+  steps: number[];
+  observedAt: (number | null)[];
+  metrics: Record<string, (number | null)[]>;
+}
+
+/**
+ * Every metric of one run, column-wise: a sorted step column and one value column per metric (NaN where a step did not
+ * log it). A step logged again (a resumed run repeats steps) overwrites the earlier values: the later value wins.
+ * Columns are Float64Array blocks (8 bytes a value, off the JS heap), so 100k steps × 50 metrics stay around 40 MB.
+ */
+export class MetricSeries {
+  readonly steps: number[] = [];
+  private readonly observed: number[] = [];
+  private readonly cols = new Map<string, Float64Column>();
+  private changed: Set<number> | undefined;
+
+  /** `trackChanges`: remember touched steps for `takeChanges()` (followers that send deltas). */
+  constructor(opts: { trackChanges?: boolean } = {}) {
+    if (opts.trackChanges) this.changed = new Set();
+  }
+
+  get length(): number {
+    return this.steps.length;
+  }
+
+  metricNames(): string[] {
+    return [...this.cols.keys()].sort();
+  }
+
+  has(metric: string): boolean {
+    return this.cols.has(metric);
+  }
+
+  /** The row index of a step, adding the step (in order) if it is new. */
+  rowOf(step: number): number {
+    const n = this.steps.length;
+    let i: number;
+    if (n === 0 || step > this.steps[n - 1]!) {
+      i = n;
+      this.steps.push(step);
+      this.observed.push(NaN);
+    } else {
+      i = lowerBound(this.steps, step);
+      if (this.steps[i] !== step) {
+        this.steps.splice(i, 0, step);
+        this.observed.splice(i, 0, NaN);
+        for (const col of this.cols.values()) col.insertNaN(i);
+      }
+    }
+    this.changed?.add(step);
+    return i;
+  }
+
+  /** Sets one value at a row from `rowOf`. */
+  put(row: number, metric: string, value: number): void {
+    this.columnRef(metric).set(row, value);
+  }
+
+  /**
+   * A metric's column itself (created empty if new), for the parsers' hot path: they keep it across lines with the same
+   * keys and write with `set`. It stays the same array as rows are added.
+   */
+  columnRef(metric: string): Float64Column {
+    let col = this.cols.get(metric);
+    if (!col) {
+      col = new Float64Column();
+      this.cols.set(metric, col);
+    }
+    return col;
+  }
+
+  add(rec: StepRecord): void {
+    const row = this.rowOf(rec.step);
+    for (const k in rec.metrics) this.put(row, k, rec.metrics[k]!);
+    if (rec.observedAt !== undefined) this.observed[row] = rec.observedAt;
+  }
+
+  /** A metric's values aligned with `steps` (NaN where missing). */
+  column(metric: string): number[] {
+    const col = this.cols.get(metric);
+    const out = new Array<number>(this.steps.length);
+    for (let i = 0; i < out.length; i++) out[i] = col ? col.get(i) : NaN;
+    return out;
+  }
+
+  /** A metric's logged points, in step order. */
+  points(metric: string): Array<{ step: number; value: number }> {
+    const col = this.cols.get(metric);
+    const out: Array<{ step: number; value: number }> = [];
+    for (let i = 0; col && i < col.length; i++) {
+      const v = col.get(i);
+      if (!Number.isNaN(v)) out.push({ step: this.steps[i]!, value: v });
+    }
+    return out;
+  }
+
+  /** Every metric logged at a row. */
+  row(i: number): StepRecord {
+    const metrics: Record<string, number> = {};
+    for (const [k, col] of this.cols) {
+      const v = col.get(i);
+      if (!Number.isNaN(v)) metrics[k] = v;
+    }
+    const rec: StepRecord = { step: this.steps[i]!, metrics };
+    const seen = this.observed[i]!;
+    if (!Number.isNaN(seen)) rec.observedAt = seen;
+    return rec;
+  }
+
+  /** The row of a step, or -1. */
+  indexOf(step: number): number {
+    const i = lowerBound(this.steps, step);
+    return this.steps[i] === step ? i : -1;
+  }
+
+  *records(): Generator<StepRecord> {
+    for (let i = 0; i < this.steps.length; i++) yield this.row(i);
+  }
+
+  /**
+   * Seconds since the run started at each row: for verl the cumulative `timing_s/step` (older verl: `timing/step`),
+   * which stays right for a log read long after the run; else from when each step was seen live. NaN where unknown.
+   */
+  elapsedSeconds(): number[] {
+    const timing = this.cols.get('timing_s/step') ?? this.cols.get('timing/step');
+    const out = new Array<number>(this.steps.length).fill(NaN);
+    if (timing) {
+      let sum = 0;
+      for (let i = 0; i < out.length; i++) {
+        const t = timing.get(i);
+        if (Number.isNaN(t)) continue;
+        sum += t;
+        out[i] = sum;
+      }
+      return out;
+    }
+    const first = this.observed.find((t) => !Number.isNaN(t));
+    if (first === undefined) return out;
+    for (let i = 0; i < out.length; i++) if (!Number.isNaN(this.observed[i])) out[i] = (this.observed[i]! - first) / 1000;
+    return out;
+  }
+
+  /** The steps touched since the last call, with all their values (null where missing or not finite); empty when nothing changed. */
+  takeChanges(): SeriesChanges {
+    if (!this.changed) throw new Error('MetricSeries: created without trackChanges');
+    const steps = [...this.changed].sort((a, b) => a - b);
+    this.changed.clear();
+    const rows = steps.map((s) => this.indexOf(s));
+    const metrics: Record<string, (number | null)[]> = {};
+    for (const [k, col] of this.cols) {
+      const vals = rows.map((i) => {
+        const v = col.get(i);
+        return Number.isFinite(v) ? v : null;
+      });
+      if (vals.some((v) => v !== null)) metrics[k] = vals;
+    }
+    return { steps, observedAt: rows.map((i) => (Number.isNaN(this.observed[i]) ? null : this.observed[i]!)), metrics };
+  }
+
+  /** Merges changes from `takeChanges()` of another series (the dashboard's copy of a run). */
+  applyChanges(ch: SeriesChanges): void {
+    for (let j = 0; j < ch.steps.length; j++) {
+      const row = this.rowOf(ch.steps[j]!);
+      for (const k in ch.metrics) {
+        const v = ch.metrics[k]![j];
+        if (v !== null && v !== undefined) this.put(row, k, v);
+      }
+      const t = ch.observedAt[j];
+      if (t !== null && t !== undefined) this.observed[row] = t;
+    }
+  }
+}
+
+function lowerBound(a: number[], x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,122 @@
+import type { Host } from '../remote/host';
+import type { Problem } from '../errors/located-error';
+import { readLineBytes } from '../io/line-reader';
+import { MetricSeries } from './metric-series';
+import { MetricLogParser, type Framework, type LineProblem } from './metric-log-parser';
+import { parseTrainerState } from './trl-trainer-state';
+
+/** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
+const CHUNK = 4 << 20;
+
+/** What a poll found. */
+export interface PollResult {
+  /** Steps added or changed by this poll. */
+  steps: number;
+  /** The file shrank (a resumed verl run truncates metrics.jsonl): it is read again from the start; earlier points stay. */
+  restarted: boolean;
+}
+
+/**
+ * Follows one metrics file on a host: a log or JSONL read incrementally from the last complete line (through
+ * `readLineBytes`, so only new bytes cross the network, and lines are parsed from bytes), or a `trainer_state.json` read again when it changes.
+ * Every poll adds to the same MetricSeries, so a resumed run's repeated steps overwrite the earlier ones.
+ */
+export class MetricsFollower {
+  readonly parser: MetricLogParser;
+  private offset = 0;
+  private stateStamp = '';
+  private stateProblems: Problem[] = [];
+
+  constructor(readonly host: Host, readonly path: string, series = new MetricSeries()) {
+    this.parser = new MetricLogParser(series);
+  }
+
+  get source(): string {
+    return this.path;
+  }
+
+  get series(): MetricSeries {
+    return this.parser.series;
+  }
+
+  get framework(): Framework | undefined {
+    return this.parser.framework;
+  }
+
+  get isTrainerState(): boolean {
+    return this.path.endsWith('trainer_state.json');
+  }
+
+  /**
+   * Reads what is new. `live`: stamp new steps with the time they were seen (wall time for logs without step timings).
+   * `final`: also parse a last line without a newline (a finished or truncated log); otherwise it waits for its newline.
+   */
+  async poll(opts: { live?: boolean; final?: boolean; signal?: AbortSignal } = {}): Promise<PollResult> {
+    if (this.isTrainerState) return this.pollTrainerState();
+    const size = (await this.host.stat(this.path)).size;
+    const restarted = size < this.offset;
+    if (restarted) this.offset = 0;
+    const now = opts.live ? Date.now() : undefined;
+    let steps = 0;
+    // Scan from the last complete line; once the log shows its format, scan again from there for that format's marker only.
+    for (let rescan = true; rescan; ) {
+      rescan = false;
+      const markers = this.parser.markers();
+      for await (const line of readLineBytes(this.host, this.path, { start: this.offset, matching: markers, includePartial: opts.final, signal: opts.signal, chunkSize: CHUNK, readAhead: 2 })) {
+        if (line.complete) this.offset = line.end;
+        else this.parser.problems.push({ offset: line.start, message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short' });
+        if (this.parser.feedBytes(line, now) !== undefined) steps++;
+        if (line.complete && this.parser.markers().length < markers.length) {
+          rescan = true;
+          break;
+        }
+      }
+    }
+    return { steps, restarted };
+  }
+
+  private async pollTrainerState(): Promise<PollResult> {
+    const st = await this.host.stat(this.path);
+    const stamp = `${st.size}:${st.mtimeMs}`;
+    if (stamp === this.stateStamp) return { steps: 0, restarted: false };
+    this.stateStamp = stamp;
+    const { records, problems } = parseTrainerState((await this.host.readFile(this.path)).toString('utf8'), this.path);
+    this.stateProblems = problems;
+    this.parser.framework = 'trl';
+    for (const r of records) this.series.add(r);
+    return { steps: records.length, restarted: false };
+  }
+
+  /** The problems found so far, each with its line number (counted only now, and only when there are problems). */
+  async problems(): Promise<Problem[]> {
+    const lines = await lineNumbersAt(this.host, this.path, this.parser.problems.map((p) => p.offset));
+    const out: Problem[] = this.parser.problems.map((p: LineProblem, i) => ({
+      host: this.host.name, file: this.path, line: lines[i], severity: 'warning', message: p.message, ...(p.field ? { field: p.field } : {}),
+    }));
+    if (this.parser.droppedProblems) out.push({ host: this.host.name, file: this.path, severity: 'warning', message: `${this.parser.droppedProblems} more problem(s) not listed` });
+    return [...this.stateProblems, ...out];
+  }
+}
+
+/** 1-based line numbers of byte offsets in a file, by counting newlines up to the largest one. */
+export async function lineNumbersAt(host: Host, path: string, offsets: number[]): Promise<number[]> {
+  if (offsets.length === 0) return [];
+  const order = offsets.map((o, i) => [o, i] as const).sort((a, b) => a[0] - b[0]);
+  const out = new Array<number>(offsets.length);
+  const limit = order[order.length - 1]![0];
+  const chunk = 4 << 20;
+  let line = 1;
+  let k = 0;
+  for (let pos = 0; pos <= limit && k < order.length; pos += chunk) {
+    const buf = await host.readFile(path, { start: pos, end: Math.min(pos + chunk, limit + 1) });
+    for (let nl = buf.indexOf(10); ; nl = buf.indexOf(10, nl + 1)) {
+      const at = nl === -1 ? pos + buf.length : pos + nl;
+      while (k < order.length && order[k]![0] <= at) out[order[k++]![1]] = line;
+      if (nl === -1) break;
+      line++;
+    }
+    if (buf.length === 0) break;
+  }
+  while (k < order.length) out[order[k++]![1]] = line;
+  return out;
+}

@@ -1,0 +1,313 @@
+import { parseMetricValue } from './metric-value';
+import { DecimalScan, scanDecimal } from './decimal-bytes';
+
+/** One step line: its metrics, and the `key:value` parts that did not parse (a torn or corrupt line). */
+export interface ParsedStepLine {
+  step: number;
+  metrics: Record<string, number>;
+  bad: string[];
+}
+
+const ESC = 0x1b;
+const SPACE = 0x20;
+const DASH = 0x2d;
+const COLON = 0x3a;
+const PID = [0x70, 0x69, 0x64, 0x3d]; // "pid="
+const STEP = [0x73, 0x74, 0x65, 0x70, 0x3a]; // "step:"
+/** Bytes that end a key on the fast path: ':', and what needs a closer look (space, ESC, CR, '{', '"'). */
+const KEY_STOP = new Uint8Array(256);
+for (const c of [COLON, SPACE, ESC, 0x0d, 0x7b, 0x22]) KEY_STOP[c] = 1;
+
+/**
+ * What scanVerlConsoleLine found on one line. One instance is reused line after line, so the hot path allocates nothing
+ * per line or value: keys are spans of `bytes` (the line itself, or a copy without ANSI codes), values a Float64Array.
+ * verl prints the same keys in the same order every step, so the scan compares each key, as it reads it, with the key
+ * the previous line had at that position; `slots[i]` holds what the caller attached to key i (its column) and is
+ * cleared when key i differs: no key string is made or hashed unless the keys change.
+ */
+export class StepLineScan<Slot = unknown> {
+  step = 0;
+  count = 0;
+  bytes: Uint8Array = new Uint8Array(0);
+  keyStart = new Int32Array(64);
+  keyEnd = new Int32Array(64);
+  values = new Float64Array(64);
+  /** Unreadable `key:value` parts, as text (a torn or corrupt line). */
+  bad: string[] = [];
+  /** The line's last part was unreadable: where a line torn by other output ends. */
+  lastBad = false;
+  /** The line has verl's shape but its step is not a number (`step:x - ...`): its start, for the message. */
+  badStep: string | undefined;
+  /**
+   * A CR, `{` or `"` is on the line, so it may be a TRL dict (amid tqdm's carriage returns) or a JSONL record: those
+   * formats are checked first, so the caller must look at such a line as text.
+   */
+  otherFormat = false;
+  readonly slots: (Slot | undefined)[] = [];
+  /** The keys of the lines scanned so far, by position: each key's bytes the last time it changed. */
+  readonly keys: Uint8Array[] = [];
+  readonly dec = new DecimalScan();
+  private stripped = new Uint8Array(0);
+
+  reset(): void {
+    this.count = 0;
+    if (this.bad.length) this.bad = [];
+    this.lastBad = false;
+    this.badStep = undefined;
+    this.otherFormat = false;
+  }
+
+  key(i: number): string {
+    return decode(this.bytes, this.keyStart[i]!, this.keyEnd[i]!);
+  }
+
+  /**
+   * Adds a key; the caller writes its value at the index returned (a double passed to a call may be boxed, one written
+   * to a Float64Array is not). `same`: the key is known to equal the previous line's key at this position.
+   */
+  push(ks: number, ke: number, same: boolean): number {
+    const n = this.count++;
+    if (!same) {
+      const k = this.keys[n];
+      const len = ke - ks;
+      let eq = k !== undefined && k.length === len;
+      for (let j = 0; eq && j < len; j++) eq = k![j] === this.bytes[ks + j];
+      if (!eq) {
+        this.keys[n] = new Uint8Array(this.bytes.subarray(ks, ke));
+        this.slots[n] = undefined;
+      }
+    }
+    if (n === this.values.length) {
+      this.keyStart = grow(this.keyStart, new Int32Array(n * 2));
+      this.keyEnd = grow(this.keyEnd, new Int32Array(n * 2));
+      this.values = grow(this.values, new Float64Array(n * 2));
+    }
+    this.keyStart[n] = ks;
+    this.keyEnd[n] = ke;
+    this.lastBad = false;
+    return n;
+  }
+
+  pushBad(part: string): void {
+    this.bad.push(part);
+    this.lastBad = true;
+  }
+
+  /** b[from, to) without its ANSI escape codes, in a buffer reused between lines. */
+  stripAnsi(b: Uint8Array, from: number, to: number): Uint8Array {
+    if (this.stripped.length < to - from) this.stripped = new Uint8Array(Math.max(to - from, this.stripped.length * 2));
+    const out = this.stripped;
+    let n = 0;
+    for (let i = from; i < to; ) {
+      if (b[i] === ESC) {
+        const e = ansiEnd(b, i, to);
+        if (e > 0) {
+          i = e;
+          continue;
+        }
+      }
+      out[n++] = b[i++]!;
+    }
+    return out.subarray(0, n);
+  }
+}
+
+function grow<T extends Int32Array | Float64Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
+
+function decode(b: Uint8Array, from: number, to: number): string {
+  return Buffer.from(b.buffer, b.byteOffset + from, to - from).toString('utf8');
+}
+
+/** The end of the ANSI escape code (`ESC [ params intermediates final`) at b[i], or -1 when b[i] starts none. */
+function ansiEnd(b: Uint8Array, i: number, to: number): number {
+  let j = i + 1;
+  if (j >= to || b[j] !== 0x5b) return -1;
+  j++;
+  while (j < to && ((b[j]! >= 0x30 && b[j]! <= 0x39) || b[j] === 0x3b || b[j] === 0x3f)) j++;
+  while (j < to && b[j]! >= 0x20 && b[j]! <= 0x2f) j++;
+  return j < to && b[j]! >= 0x40 && b[j]! <= 0x7e ? j + 1 : -1;
+}
+
+function isOtherFormatByte(c: number): boolean {
+  return c === 0x0d || c === 0x7b || c === 0x22;
+}
+
+/** ` - ` (verl's separator) at b[i], within the line. */
+function isSep(b: Uint8Array, i: number, to: number): boolean {
+  return i + 2 < to && b[i] === SPACE && b[i + 1] === DASH && b[i + 2] === SPACE;
+}
+
+/**
+ * Before `step:` only a Ray actor prefix `(Name pid=N[, ip=A]) ` may come, maybe coloured: checks the bytes with ANSI
+ * codes skipped (nothing visible at all is fine too).
+ */
+function isRayPrefix(b: Uint8Array, from: number, to: number, out: StepLineScan): boolean {
+  let first = -1;
+  let lastNonSpace = -1;
+  let pid = 0;
+  for (let i = from; i < to; ) {
+    const c = b[i]!;
+    if (c === ESC) {
+      const e = ansiEnd(b, i, to);
+      if (e > 0) {
+        i = e;
+        continue;
+      }
+    }
+    if (isOtherFormatByte(c)) out.otherFormat = true;
+    if (first < 0) first = c;
+    if (c !== SPACE) lastNonSpace = c;
+    if (pid < 4) pid = c === PID[pid] ? pid + 1 : c === PID[0] ? 1 : 0;
+    i++;
+  }
+  return first < 0 || (first === 0x28 && lastNonSpace === 0x29 && pid === 4);
+}
+
+function indexOfStep(b: Uint8Array, from: number, to: number): number {
+  for (let i = from; i + 5 <= to; i++) {
+    if (b[i] === STEP[0] && b[i + 1] === STEP[1] && b[i + 2] === STEP[2] && b[i + 3] === STEP[3] && b[i + 4] === STEP[4]) return i;
+  }
+  return -1;
+}
+
+/**
+ * Scans `step:12 - actor/pg_loss:-0.0123 - critic/score/mean:0.5625 - ...` (verl's console logger) in b[from, to),
+ * optionally after Ray's `(TaskRunner pid=15930, ip=10.4.1.33) ` prefix and ANSI colour codes, into `out`. Returns
+ * false for any other line. Hot path of a 1 GB log: one pass over the bytes, each plain value read in place by
+ * scanDecimal (bit-exact with Number()), no string made unless a part needs the slow path (NumPy reprs other than
+ * `np.float64(x)`, `nan`, `inf`, corrupt parts), where the text goes through the same rules as before.
+ */
+export function scanVerlConsoleLine(b: Uint8Array, from: number, to: number, out: StepLineScan): boolean {
+  out.reset();
+  const first = indexOfStep(b, from, to);
+  if (first < 0) return false;
+  if (!isRayPrefix(b, from, first, out)) return false;
+  const r = scanBody(b, first, to, out);
+  if (r !== 'ansi') return r;
+  // Colour codes after `step:` (Ray colours only its prefix, but a terminal logger may colour more): scan a copy without them.
+  const other = out.otherFormat;
+  out.reset();
+  out.otherFormat = other;
+  const s = out.stripAnsi(b, first, to);
+  return scanBody(s, 0, s.length, out) === true;
+}
+
+/** The line from `step:` on. 'ansi': it holds an ANSI code, to be stripped first. */
+function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): boolean | 'ansi' {
+  out.bytes = b;
+  const dec = out.dec;
+  // The step: digits up to the first separator.
+  let i = first + 5;
+  let step = 0;
+  while (i < to && b[i]! >= 0x30 && b[i]! <= 0x39 && i - first < 20) step = step * 10 + (b[i++]! - 0x30);
+  if (i === first + 5 || i - first >= 20 || (i < to && !isSep(b, i, to))) {
+    // Not plain digits: the text rules (spaces trimmed, Number(), a non-negative integer).
+    let end = first + 5;
+    while (end < to && !isSep(b, end, to)) {
+      if (b[end] === ESC) return 'ansi';
+      if (isOtherFormatByte(b[end]!)) out.otherFormat = true;
+      end++;
+    }
+    const text = decode(b, first + 5, end).trim();
+    const n = Number(text);
+    if (text.length === 0 || !Number.isInteger(n) || n < 0) {
+      if (end < to) out.badStep = decode(b, first, end).slice(0, 40);
+      return false;
+    }
+    step = n;
+    i = end;
+  }
+  out.step = step;
+  while (i < to) {
+    const start = i + 3;
+    // Fast path: a key without ':' or odd bytes (compared with the previous line's key as it is read), then a plain
+    // number (or np.float64(number)) ending at a separator.
+    const prev = out.keys[out.count];
+    let same = prev !== undefined;
+    let j = start;
+    let c = 0;
+    for (; j < to; j++) {
+      c = b[j]!;
+      if (KEY_STOP[c] !== 0) break;
+      if (same && prev![j - start] !== c) same = false;
+    }
+    if (c === COLON && j > start && j < to) {
+      let vs = j + 1;
+      let close = -1;
+      if (b[vs] === 0x6e && b[vs + 1] === 0x70 && b[vs + 2] === 0x2e) {
+        // np.float64(x), np.int64(x), ...: a NumPy 2 repr.
+        let k = vs + 3;
+        while (k < to && ((b[k]! >= 0x61 && b[k]! <= 0x7a) || (b[k]! >= 0x30 && b[k]! <= 0x39))) k++;
+        if (b[k] === 0x28) {
+          vs = k + 1;
+          close = 1;
+        }
+      }
+      if (scanDecimal(b, vs, to, dec)) {
+        let end = dec.end;
+        if (close > 0) end = b[end] === 0x29 ? end + 1 : -1;
+        if (end === to || (end > 0 && isSep(b, end, to))) {
+          const n = out.push(start, j, same && prev!.length === j - start);
+          out.values[n] = dec.value;
+          i = end;
+          continue;
+        }
+      }
+    }
+    const end = slowPart(b, start, to, out);
+    if (end < 0) return 'ansi';
+    i = end;
+  }
+  return true;
+}
+
+/**
+ * A part the fast path could not read: finds its end and last ':' (keys may contain ':', values never do), and reads
+ * it by the text rules: Number(), else parseMetricValue (np.float64(...), nan, inf), else it is unreadable.
+ * Returns the part's end, or -1 when it holds an ANSI code.
+ */
+function slowPart(b: Uint8Array, start: number, to: number, out: StepLineScan): number {
+  let end = start;
+  let colon = -1;
+  for (; end < to && !isSep(b, end, to); end++) {
+    const c = b[end]!;
+    if (c === ESC) return -1;
+    if (c === COLON) colon = end;
+    else if (isOtherFormatByte(c)) out.otherFormat = true;
+  }
+  if (colon <= start) {
+    const part = decode(b, start, end);
+    if (part.trim() !== '') out.pushBad(part);
+    return end;
+  }
+  const raw = decode(b, colon + 1, end);
+  let v = raw.length === 0 ? NaN : Number(raw);
+  if (Number.isNaN(v)) {
+    const parsed = parseMetricValue(raw);
+    if (parsed === undefined) {
+      out.pushBad(decode(b, start, end));
+      return end;
+    }
+    v = parsed;
+  }
+  let ks = start;
+  let ke = colon;
+  while (ks < ke && b[ks] === SPACE) ks++;
+  while (ke > ks && b[ke - 1] === SPACE) ke--;
+  const n = out.push(ks, ke, false);
+  out.values[n] = v;
+  return end;
+}
+
+/** Parses a verl console step line into an object (for one-off callers; the log parser reads bytes into its series). */
+export function parseVerlConsoleLine(line: string): ParsedStepLine | undefined {
+  const scan = new StepLineScan();
+  const b = Buffer.from(line);
+  if (!scanVerlConsoleLine(b, 0, b.length, scan)) return undefined;
+  const metrics: Record<string, number> = {};
+  for (let i = 0; i < scan.count; i++) metrics[scan.key(i)] = scan.values[i]!;
+  return { step: scan.step, metrics, bad: scan.bad };
+}

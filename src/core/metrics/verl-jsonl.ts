@@ -1,0 +1,36 @@
+import type { ParsedStepLine } from './verl-console';
+
+/** Python's json.dumps writes NaN/Infinity bare; JSON.parse refuses them, so they are quoted first (only on retry). */
+const PY_SPECIALS = /(?<=[:,\[]\s*)(NaN|-?Infinity)(?=\s*[,}\]])/g;
+
+/**
+ * Parses one line of verl's file logger (`{"step": N, "data": {metric: value, ...}}`). Returns undefined for a line that
+ * is not such a record, and throws with the reason for one that starts like a record but is broken (torn or corrupt).
+ */
+export function parseVerlJsonlLine(line: string): ParsedStepLine | undefined {
+  const s = line.trim();
+  if (!s.startsWith('{') || !s.includes('"step"')) return undefined;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(s);
+  } catch (err) {
+    try {
+      obj = JSON.parse(s.replace(PY_SPECIALS, '"$1"'));
+    } catch {
+      throw new Error(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+  if (typeof obj !== 'object' || obj === null) return undefined;
+  const { step, data } = obj as { step?: unknown; data?: unknown };
+  if (typeof step !== 'number' || !Number.isInteger(step)) throw new Error('"step" is not an integer');
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('"data" is not an object of metrics');
+  const metrics: Record<string, number> = {};
+  const bad: string[] = [];
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    if (typeof v === 'number') metrics[k] = v;
+    else if (typeof v === 'boolean') metrics[k] = v ? 1 : 0;
+    else if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') metrics[k] = Number(v);
+    else if (v !== null && typeof v !== 'string') bad.push(k);
+  }
+  return { step, metrics, bad };
+}

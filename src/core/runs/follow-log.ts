@@ -1,0 +1,38 @@
+import { posix } from 'node:path';
+import { readLines } from '../io/line-reader';
+import { HostFileNotFoundError, type Host } from '../remote/host';
+import { RUN_FILES } from './run-record';
+
+export interface FollowOptions {
+  /** Byte offset to start from (0: the whole log). */
+  start?: number;
+  /** Keep reading as the log grows until this returns true (e.g. the run has ended) or the signal aborts. */
+  until?: () => Promise<boolean>;
+  pollMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Streams a run's output.log line by line from a byte offset, through range reads, and keeps following while the run
+ * is active: each pass resumes at the last complete line's end. Progress bars that end in `\r` arrive as their lines.
+ */
+export async function* followLog(host: Host, dir: string, opts: FollowOptions = {}): AsyncGenerator<string> {
+  const path = posix.join(dir, RUN_FILES.log);
+  let pos = opts.start ?? 0;
+  for (;;) {
+    const finished = opts.until ? await opts.until() : true;
+    try {
+      for await (const line of readLines(host, path, { start: pos, includePartial: finished, signal: opts.signal })) {
+        pos = line.end;
+        yield line.text;
+      }
+    } catch (err) {
+      // A queued job has no log yet: wait for it.
+      if (!(err instanceof HostFileNotFoundError)) throw err;
+      if (finished) return;
+    }
+    if (finished) return;
+    await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
+    if (opts.signal?.aborted) return;
+  }
+}

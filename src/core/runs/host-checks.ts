@@ -1,0 +1,65 @@
+import type { Host } from '../remote/host';
+import { shellQuote } from '../remote/shell-quote';
+import type { Problem } from '../errors/located-error';
+import type { RunSpec } from './run-spec';
+import type { RunRecord } from './run-record';
+
+/** A file the run needs on the host, with the spec field that names it. */
+export interface NeededFile {
+  field: string;
+  path: string;
+}
+
+export interface HostCheckInputs {
+  spec: RunSpec;
+  specFile: string;
+  scheduler: RunRecord['scheduler'];
+  workdir: string;
+  setup: string[];
+  files: NeededFile[];
+}
+
+const MARK = '@@medrl';
+
+/** The checks as one bash script (one round trip): the workdir, each file, GPUs, the framework and scheduler commands. */
+export function hostCheckScript(inp: HostCheckInputs): string {
+  const { spec } = inp;
+  const lines = [`cd ${shellQuote(inp.workdir)} 2>/dev/null || echo '${MARK} W'`, ...inp.setup.map((l) => `${l} >/dev/null 2>&1 || echo '${MARK} U'`)];
+  inp.files.forEach((f, i) => lines.push(`[ -e ${shellQuote(f.path)} ] || echo '${MARK} M ${i}'`));
+  const gpus = spec.resources?.gpusPerNode ?? 1;
+  // On Slurm and Ray the GPUs are on other nodes: only a detached process on this host needs them here.
+  if (inp.scheduler === 'ssh' && gpus > 0) lines.push(`echo "${MARK} G $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')"`);
+  if (spec.framework === 'verl') lines.push(`python3 -c 'import verl' >/dev/null 2>&1 || echo '${MARK} F verl (python3 -c "import verl")'`);
+  else if (spec.entry) lines.push(`command -v accelerate >/dev/null 2>&1 || echo '${MARK} F accelerate (the accelerate command)'`);
+  else lines.push(`command -v trl >/dev/null 2>&1 || echo '${MARK} F trl (the trl command)'`);
+  if (inp.scheduler === 'slurm') lines.push(`command -v sbatch >/dev/null 2>&1 || echo '${MARK} S sbatch'`);
+  if (inp.scheduler === 'ray') lines.push(`command -v ray >/dev/null 2>&1 || echo '${MARK} S ray'`);
+  return lines.join('\n');
+}
+
+/**
+ * Checks what the run needs on its host before anything is written there: files exist, enough GPUs, the framework
+ * importable after the setup lines, the scheduler's command present. Every failure is a problem naming the spec field.
+ */
+export async function checkHost(host: Host, inp: HostCheckInputs): Promise<Problem[]> {
+  const r = await host.exec(`bash -c ${shellQuote(hostCheckScript(inp))}`, { timeoutMs: 120_000 });
+  if (r.code !== 0) throw new Error(`${host.name}: the checks before submitting failed to run (exit code ${r.code}): ${r.stderr.trim()}`);
+  const at = { host: host.name, file: inp.specFile };
+  const problems: Problem[] = [];
+  const gpus = inp.spec.resources?.gpusPerNode ?? 1;
+  for (const line of r.stdout.split('\n')) {
+    if (!line.startsWith(`${MARK} `)) continue;
+    const [tag, ...rest] = line.slice(MARK.length + 1).split(' ');
+    const arg = rest.join(' ');
+    if (tag === 'W') problems.push({ ...at, field: 'workdir', severity: 'error', message: `the working directory ${inp.workdir} does not exist on ${host.name}` });
+    else if (tag === 'U') problems.push({ ...at, field: 'setup', severity: 'error', message: `a setup line failed on ${host.name} (medrl.yaml host setup or the spec's setup)` });
+    else if (tag === 'M') {
+      const f = inp.files[Number(arg)];
+      if (f) problems.push({ ...at, field: f.field, severity: 'error', message: `${f.path} does not exist on ${host.name}` });
+    } else if (tag === 'G' && Number(arg) < gpus) {
+      problems.push({ ...at, field: 'resources.gpusPerNode', severity: 'error', message: `the run needs ${gpus} GPU(s) but ${host.name} has ${arg} (nvidia-smi -L)` });
+    } else if (tag === 'F') problems.push({ ...at, field: 'framework', severity: 'error', message: `${inp.spec.framework} is not available on ${host.name} after the setup lines: ${arg} failed` });
+    else if (tag === 'S') problems.push({ ...at, field: 'scheduler', severity: 'error', message: `the ${inp.scheduler} scheduler needs the ${arg} command on ${host.name}` });
+  }
+  return problems;
+}

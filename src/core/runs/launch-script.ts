@@ -1,0 +1,99 @@
+import { posix } from 'node:path';
+import { shellQuote } from '../remote/shell-quote';
+import { RUN_FILES } from './run-record';
+import type { TrainerCommand } from './trainer-command';
+
+/**
+ * Environment a run gets from outside its spec: the services it needs (MEDRL_<NAME>_URL/_MODEL, from the spec's
+ * `services:` and medrl.yaml judges). `vars` are written into launch.sh; `secrets` (API keys from SecretStorage) never
+ * touch a file or a command line: the scheduler hands them to the job over stdin.
+ */
+export interface RunEnv {
+  vars: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+export const NO_RUN_ENV: RunEnv = { vars: {}, secrets: {} };
+
+export interface LaunchScriptInputs {
+  id: string;
+  name: string;
+  dir: string;
+  workdir: string;
+  /** The host's setup lines then the spec's (conda/venv activation): shell lines by design, written as given. */
+  setup: string[];
+  /** medrl.yaml host env, then the spec's env, then the run's services env (later wins). */
+  env: Record<string, string>;
+  command: TrainerCommand;
+  summary: string;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function exportLine(name: string, value: string): string {
+  if (!ENV_NAME.test(name)) throw new Error(`invalid environment variable name "${name}"`);
+  return `export ${name}=${shellQuote(value)}`;
+}
+
+/** launch.sh: the whole job as one bash script (viewable before submitting); every value is quoted. */
+export function renderLaunchScript(inp: LaunchScriptInputs): string {
+  const env = { ...inp.env, ...inp.command.env, MEDRL_RUN_ID: inp.id, MEDRL_RUN_NAME: inp.name, MEDRL_RUN_DIR: inp.dir };
+  const lines = [
+    '#!/usr/bin/env bash',
+    `# MedRL Studio run ${inp.id}: ${inp.summary}`,
+    '# Generated from spec.yaml in this folder. Started by job.sh, which keeps output.log and writes exit_code.',
+    'set -e',
+    `cd ${shellQuote(inp.workdir)}`,
+    ...(inp.setup.length ? ['# setup (medrl.yaml host, then the spec)', ...inp.setup] : []),
+    ...Object.entries(env).map(([k, v]) => exportLine(k, v)),
+    ...(inp.command.pythonPath ? [`export PYTHONPATH=${shellQuote(inp.command.pythonPath)}\${PYTHONPATH:+:\$PYTHONPATH}`] : []),
+    'set +e',
+    `exec ${commandLines(inp.command.argv).join(' \\\n  ')}`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** The command one option per line: a `key=value` override, or a `--flag` with its values. */
+function commandLines(argv: string[]): string[] {
+  const lines: string[][] = [];
+  for (const w of argv) {
+    if (lines.length === 0 || w.startsWith('--') || w.includes('=') || lines[lines.length - 1]![0]!.includes('=')) lines.push([]);
+    lines[lines.length - 1]!.push(shellQuote(w));
+  }
+  return lines.map((l) => l.join(' '));
+}
+
+/**
+ * job.sh: what every scheduler starts. It runs launch.sh with stdout+stderr in output.log and writes exit_code
+ * (atomically) when it ends, so a finished run is known from its folder alone.
+ */
+export function renderJobScript(dir: string): string {
+  const q = (f: string) => shellQuote(posix.join(dir, f));
+  return [
+    '#!/usr/bin/env bash',
+    '# MedRL Studio job wrapper: output.log gets the job\'s output, exit_code its exit status when it ends.',
+    `bash ${q(RUN_FILES.launch)} > ${q(RUN_FILES.log)} 2>&1 < /dev/null`,
+    'code=$?',
+    `date -u +%Y-%m-%dT%H:%M:%SZ > ${q(RUN_FILES.ended)}`,
+    `echo "$code" > ${q(`${RUN_FILES.exitCode}.tmp`)} && mv ${q(`${RUN_FILES.exitCode}.tmp`)} ${q(RUN_FILES.exitCode)}`,
+    'exit "$code"',
+    '',
+  ].join('\n');
+}
+
+/** Shell lines that read the run's secrets (one `NAME=value` per line) from stdin and export them. */
+export function secretsFromStdin(): string {
+  return 'while IFS= read -r medrl_kv; do case $medrl_kv in *=*) export "$medrl_kv";; esac; done';
+}
+
+/** The stdin that carries secrets to secretsFromStdin(). */
+export function secretsInput(secrets: Record<string, string>): string {
+  return Object.entries(secrets)
+    .map(([k, v]) => {
+      if (!ENV_NAME.test(k)) throw new Error(`invalid environment variable name "${k}"`);
+      if (/[\n\r\0]/.test(v)) throw new Error(`the value of ${k} has a line break: secrets are single-line`);
+      return `${k}=${v}\n`;
+    })
+    .join('');
+}

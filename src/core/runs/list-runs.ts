@@ -1,0 +1,223 @@
+import { posix } from 'node:path';
+import { shellQuote } from '../remote/shell-quote';
+import type { Host } from '../remote/host';
+import type { Problem } from '../errors/located-error';
+import { errorMessage } from '../errors/located-error';
+import { runRecordSchema, RUN_FILES, type RunRecord, type RunState } from './run-record';
+import { parseRayStatus, RAY_SETUP } from './ray-scheduler';
+import { progressFromLog, type LogProgress } from './log-progress';
+import { RUN_ID_PATTERN } from './run-id';
+
+/** Bytes of output.log the listing brings back per run (enough for the last training step). */
+export const LOG_TAIL_BYTES = 4096;
+
+/** A run as the listing sees it: its run.json, its state and the tail of its log. */
+export interface RunInfo {
+  host: string;
+  record: RunRecord;
+  state: RunState;
+  exitCode?: number;
+  /** Why a run failed or was lost, when the scheduler says (e.g. Slurm's TIMEOUT). */
+  reason?: string;
+  /** When the job ended (from the run folder), for finished runs. */
+  ended?: string;
+  logSize: number;
+  logTail: string;
+  progress: LogProgress;
+}
+
+export interface RunListing {
+  runs: RunInfo[];
+  problems: Problem[];
+}
+
+/**
+ * One shell script that reports every run under a runs folder: run.json, exit_code, the cancelled marker, whether the
+ * pid is alive, the log's size and last bytes (base64, so any byte survives), plus one `squeue` call for Slurm runs
+ * and `ray job status` for active Ray runs. A whole host refresh is this one round trip.
+ */
+export function listRunsScript(runsDir: string, only?: string): string {
+  const f = RUN_FILES;
+  if (only !== undefined && !RUN_ID_PATTERN.test(only)) throw new Error(`not a run folder name: ${only}`);
+  return `cd ${runsDir.startsWith('~/') ? `"$HOME"/${shellQuote(runsDir.slice(2))}` : shellQuote(runsDir)} 2>/dev/null || exit 0
+slurm=0; ray=""; sched=""
+# One awk pass reads every run.json (it may be pretty-printed: its lines are joined; JSON strings hold no raw line breaks or
+# tabs) with the run's exit_code, ended and cancelled files, one line per run: DIR, =EXIT or -, =ENDED or -, C or nothing, JSON,
+# tab-separated. The shell's read builtin takes a byte per system call: reading these files with it made a refresh of 100
+# runs ten times slower.
+recs=$(awk '
+function field(file,   line, r) { r = (getline line < file); close(file); return r < 0 ? "-" : "=" line }
+function out(   x) { x = field(d "/${f.exitCode}"); printf "%s\\t%s\\t%s\\t%s\\t%s\\n", d, x, (x == "-" ? "-" : field(d "/${f.ended}")), (field(d "/${f.cancelled}") == "-" ? "" : "C"), j }
+FNR == 1 { if (NR > 1) out(); d = FILENAME; sub("/${f.record}$", "", d); j = "" }
+{ j = j " " $0 }
+END { if (NR) out() }' ${only ?? '[a-z0-9]*'}/${f.record} 2>/dev/null)
+set -f; IFS='
+'
+for rec in $recs; do
+  d=\${rec%%\t*}; rest=\${rec#*\t}; x=\${rest%%\t*}; rest=\${rest#*\t}; e=\${rest%%\t*}; rest=\${rest#*\t}; c=\${rest%%\t*}; j=\${rest#*\t}
+  case $d in *[!a-z0-9-]*) continue;; esac
+  printf 'R %s\\nJ %s\\n' "$d" "$j"
+  case $j in *'"pid":'*) p=\${j#*'"pid":'}; p=\${p%%[,\\}]*}; p=\${p#"\${p%%[![:space:]]*}"}; p=\${p%"\${p##*[![:space:]]}"}; kill -0 "$p" 2>/dev/null && echo A;; esac
+  case $x in
+    =*) printf 'X %s\\n' "\${x#=}"; case $e in =*) printf 'D %s\\n' "\${e#=}";; esac;;
+    *) case $j in *'"scheduler":"slurm"'*|*'"scheduler": "slurm"'*) slurm=1; sched="$sched $d";; *'"scheduler":"ray"'*|*'"scheduler": "ray"'*) ray="$ray $d"; sched="$sched $d";; esac;;
+  esac
+  [ "$c" = C ] && echo C
+done
+unset IFS; set +f
+# Sizes and tails of every log in two commands (not per run): tail -v puts a "==> DIR/output.log <==" line before each.
+set -- ${only ?? '[a-z0-9]*'}/${f.log}
+if [ -e "$1" ]; then wc -c "$@" | sed 's/^ */S /'; printf 'T '; tail -v -c ${LOG_TAIL_BYTES} "$@" | base64 | tr -d '\\n'; echo; fi
+if [ $slurm = 1 ]; then squeue -h -t all -o 'Q %i %T %r' 2>/dev/null || echo 'E squeue failed'; fi
+for d in $ray; do printf 'Y %s ' "$d"; bash -c '. "$1/${RAY_SETUP}" >/dev/null 2>&1; ray job status "$2" 2>&1' _ "$PWD/$d" "$d" | tr '\\n' ' '; echo
+done
+# A job that ended while the scheduler was asked: its exit_code, read after its scheduler state.
+for d in $sched; do if [ -f "$d/${f.exitCode}" ]; then c=""; IFS= read -r c < "$d/${f.exitCode}"; printf 'Z %s %s\\n' "$d" "$c"; fi; done
+exit 0
+`;
+}
+
+interface RawRun {
+  dir: string;
+  json: string;
+  alive: boolean;
+  exitCode?: string;
+  ended?: string;
+  cancelled: boolean;
+  logSize: number;
+  logTail: string;
+}
+
+/** A run without a pid or job id this long after it was created never started (its submit was interrupted). */
+const SUBMIT_GRACE_MS = 120_000;
+
+/** Turns the listing script's output into runs; a bad run.json is a problem with its path, and the rest still list. */
+export function parseRunListing(hostName: string, runsDir: string, out: string, now: number = Date.now()): RunListing {
+  const raw: RawRun[] = [];
+  const slurm = new Map<string, { state: string; reason: string }>();
+  let squeueFailed = false;
+  const ray = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const tag = line.slice(0, 2);
+    const rest = line.slice(2);
+    const cur = raw[raw.length - 1];
+    if (tag === 'R ') raw.push({ dir: rest, json: '', alive: false, cancelled: false, logSize: 0, logTail: '' });
+    else if (tag === 'J ' && cur) cur.json = rest;
+    else if (line === 'A' && cur) cur.alive = true;
+    else if (line === 'C' && cur) cur.cancelled = true;
+    else if (tag === 'X ' && cur) cur.exitCode = rest.trim();
+    else if (tag === 'D ' && cur) cur.ended = rest.trim();
+    else if (tag === 'S ') {
+      const [size, file] = rest.trim().split(/\s+/);
+      const run = raw.find((x) => `${x.dir}/${RUN_FILES.log}` === file);
+      if (run) run.logSize = Number(size) || 0;
+    } else if (tag === 'T ') {
+      for (const [dir, tail] of splitTails(Buffer.from(rest, 'base64'))) {
+        const run = raw.find((x) => x.dir === dir);
+        if (run) run.logTail = tail;
+      }
+    }
+    else if (tag === 'Q ') {
+      const [id, state, ...reason] = rest.trim().split(/\s+/);
+      if (id && state) slurm.set(id, { state, reason: reason.join(' ') });
+    } else if (line.startsWith('E squeue')) squeueFailed = true;
+    else if (tag === 'Z ') {
+      const [dir, code] = rest.split(' ');
+      const run = raw.find((x) => x.dir === dir);
+      if (run && code !== undefined) run.exitCode = code;
+    } else if (tag === 'Y ') {
+      const sp = rest.indexOf(' ');
+      ray.set(rest.slice(0, sp), rest.slice(sp + 1));
+    }
+  }
+  const runs: RunInfo[] = [];
+  const problems: Problem[] = [];
+  for (const r of raw) {
+    const file = `${runsDir.replace(/\/$/, '')}/${r.dir}/${RUN_FILES.record}`;
+    let record: RunRecord;
+    try {
+      const parsed = runRecordSchema.safeParse(JSON.parse(r.json));
+      if (!parsed.success) {
+        problems.push({ host: hostName, file, severity: 'error', field: parsed.error.issues[0]?.path.join('.'), message: `not a valid run.json: ${parsed.error.issues[0]?.message}` });
+        continue;
+      }
+      record = parsed.data;
+    } catch (err) {
+      problems.push({ host: hostName, file, severity: 'error', message: `not valid JSON: ${errorMessage(err)}` });
+      continue;
+    }
+    const s = resolveState(record, r, { slurm, squeueFailed, ray }, now);
+    runs.push({ host: hostName, record, ...s, ...(r.ended ? { ended: r.ended } : {}), logSize: r.logSize, logTail: r.logTail, progress: progressFromLog(r.logTail, record.framework) });
+  }
+  runs.sort((a, b) => b.record.created.localeCompare(a.record.created));
+  return { runs, problems };
+}
+
+/** Splits `tail -v` output into each log's bytes: a header line `==> DIR/output.log <==` starts each one. */
+function splitTails(all: Buffer): Map<string, string> {
+  const text = all.toString('latin1');
+  const header = new RegExp(`(?:^|\n)==> ([a-z0-9-]+)/${RUN_FILES.log.replace('.', '\\.')} <==\n`, 'g');
+  const marks = [...text.matchAll(header)];
+  const out = new Map<string, string>();
+  marks.forEach((m, i) => {
+    const start = m.index + m[0].length;
+    const end = i + 1 < marks.length ? marks[i + 1]!.index : text.length;
+    out.set(m[1]!, all.subarray(start, end).toString('utf8'));
+  });
+  return out;
+}
+
+type Resolved = { state: RunState; exitCode?: number; reason?: string };
+
+function resolveState(rec: RunRecord, r: RawRun, sched: { slurm: Map<string, { state: string; reason: string }>; squeueFailed: boolean; ray: Map<string, string> }, now: number): Resolved {
+  if (r.exitCode !== undefined && /^-?\d+$/.test(r.exitCode)) {
+    const code = Number(r.exitCode);
+    if (code === 0) return { state: 'succeeded', exitCode: 0 };
+    return r.cancelled ? { state: 'cancelled', exitCode: code } : { state: 'failed', exitCode: code };
+  }
+  if (r.cancelled) return { state: 'cancelled' };
+  const unstarted = (): Resolved => (now - Date.parse(rec.created) > SUBMIT_GRACE_MS ? { state: 'lost', reason: 'the submit did not finish: no pid or job id in run.json' } : { state: 'queued' });
+  if (rec.scheduler === 'ssh') {
+    if (rec.pid === undefined) return unstarted();
+    return r.alive ? { state: 'running' } : { state: 'lost', reason: `process ${rec.pid} ended without writing exit_code` };
+  }
+  if (rec.scheduler === 'slurm') {
+    if (rec.jobId === undefined) return unstarted();
+    const q = sched.slurm.get(rec.jobId);
+    if (!q) return { state: 'lost', reason: sched.squeueFailed ? 'squeue failed on the host' : `Slurm job ${rec.jobId} is gone and wrote no exit_code` };
+    if (['PENDING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD'].includes(q.state)) return { state: 'queued', reason: q.reason || undefined };
+    if (['RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'STOPPED', 'SIGNALING', 'STAGE_OUT', 'RESIZING'].includes(q.state)) return { state: 'running' };
+    if (q.state === 'CANCELLED') return { state: 'cancelled', reason: 'cancelled in Slurm' };
+    if (q.state === 'COMPLETED') return { state: 'lost', reason: 'Slurm says COMPLETED but the job wrote no exit_code' };
+    return { state: 'failed', reason: `Slurm ${q.state}` };
+  }
+  if (rec.jobId === undefined) return unstarted();
+  const text = sched.ray.get(rec.id) ?? '';
+  const status = parseRayStatus(text);
+  switch (status) {
+    case 'PENDING': return { state: 'queued' };
+    case 'RUNNING': return { state: 'running' };
+    case 'SUCCEEDED': return { state: 'succeeded' };
+    case 'STOPPED': return { state: 'cancelled', reason: 'stopped in Ray' };
+    case 'FAILED': return { state: 'failed', reason: 'Ray job failed' };
+    default: return { state: 'lost', reason: `ray job status: ${text.trim().slice(0, 200) || 'no answer'}` };
+  }
+}
+
+/** Every run on a host (or only the run folder `only`), in one round trip. */
+export async function listRuns(host: Host, runsDir: string, only?: string): Promise<RunListing> {
+  const script = listRunsScript(runsDir, only);
+  let r = await host.exec(script, { timeoutMs: 60_000 });
+  // An SSH channel can close without an exit status (a dropped connection): ask once more on the reconnected host.
+  if (r.code === null && r.signal === null && !r.timedOut) r = await host.exec(script, { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new Error(`${host.name}: listing runs in ${runsDir} failed (exit code ${r.code}): ${r.stderr.trim()}`);
+  return parseRunListing(host.name, runsDir, r.stdout);
+}
+
+/** One run's state and log tail, from its folder: one round trip. */
+export async function runStatus(host: Host, record: RunRecord): Promise<RunInfo> {
+  const listing = await listRuns(host, posix.dirname(record.dir), posix.basename(record.dir));
+  const run = listing.runs[0];
+  if (!run) throw new Error(`${host.name}: ${listing.problems[0] ? `${listing.problems[0].file}: ${listing.problems[0].message}` : `${record.dir}/${RUN_FILES.record} is gone`}`);
+  return run;
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/** run.json: what the runs feature writes into every run folder; every feature that reads runs parses it with this. */
+export const runRecordSchema = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  kind: z.enum(['train', 'service', 'merge']),
+  framework: z.enum(['verl', 'trl']),
+  algorithm: z.string(),
+  host: z.string(),
+  scheduler: z.enum(['ssh', 'slurm', 'ray']),
+  created: z.string(),
+  dir: z.string().min(1),
+  pid: z.int().optional(),
+  pgid: z.int().optional(),
+  jobId: z.string().optional(),
+  service: z
+    .object({
+      port: z.int(),
+      model: z.string(),
+      servedModelName: z.string().optional(),
+      engine: z.enum(['vllm', 'sglang', 'trl-vllm-serve']).optional(),
+      name: z.string().optional(),
+      /** Started with an API key (the key itself is never written anywhere): a restart needs it again. */
+      apiKey: z.boolean().optional(),
+    })
+    .optional(),
+});
+
+export type RunRecord = z.output<typeof runRecordSchema>;
+
+export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'lost';
+
+/** States a run can still leave: the tree refreshes on its own while any run is in one. */
+export function isActive(state: RunState): boolean {
+  return state === 'queued' || state === 'running';
+}
+
+/** The files of a run folder (the contract other features read). */
+export const RUN_FILES = {
+  spec: 'spec.yaml',
+  launch: 'launch.sh',
+  record: 'run.json',
+  log: 'output.log',
+  exitCode: 'exit_code',
+  /** When the job ended (ISO 8601 UTC), written by job.sh just before exit_code. */
+  ended: 'ended',
+  /** Written by cancel before the job is stopped, so a killed job reads as cancelled rather than lost. */
+  cancelled: 'cancelled',
+  metrics: 'metrics.jsonl',
+  rollouts: 'rollouts',
+  validation: 'validation',
+  checkpoints: 'checkpoints',
+  trlOutput: 'output',
+  reward: 'reward',
+  sbatch: 'job.sbatch',
+} as const;

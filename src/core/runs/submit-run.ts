@@ -1,0 +1,165 @@
+import { readFile } from 'node:fs/promises';
+import { posix, resolve as resolveLocal, basename } from 'node:path';
+import { execChecked, type Host } from '../remote/host';
+import { shellQuote } from '../remote/shell-quote';
+import { LocatedError, type Problem } from '../errors/located-error';
+import type { ResolvedHost } from '../config/workspace-config';
+import type { RunSpec } from './run-spec';
+import { makeRunId } from './run-id';
+import { RUN_FILES, type RunRecord } from './run-record';
+import { asList, hostPath, modelPath, type HostDirs } from './host-paths';
+import { buildVerlCommand } from './verl-command';
+import { buildTrlCommand } from './trl-command';
+import { NO_RUN_ENV, renderJobScript, renderLaunchScript, secretsInput, type RunEnv } from './launch-script';
+import { checkHost, type NeededFile } from './host-checks';
+import { schedulerFor } from './schedulers';
+import type { Scheduler } from './scheduler';
+
+/** Everything a submit needs: the spec (and its text, kept as spec.yaml), where it came from, and the host. */
+export interface SubmitRequest {
+  spec: RunSpec;
+  specText: string;
+  /** The spec's file, for problem locations. */
+  specFile: string;
+  /** The local workspace folder: the reward file's path is relative to it. */
+  workspaceRoot: string;
+  host: Host;
+  hostConfig: ResolvedHost;
+  /** Services env (MEDRL_<NAME>_URL/_MODEL, API keys): the one place a run gets env from outside its spec. */
+  runEnv?: RunEnv;
+  now?: Date;
+}
+
+/** A run ready to be written to its host: its id, folder, record and every file of its folder. */
+export interface PreparedRun {
+  id: string;
+  dir: string;
+  workdir: string;
+  record: RunRecord;
+  /** File name in the run folder → content (spec.yaml, launch.sh, job.sh, scheduler files, the reward file). */
+  files: Record<string, string>;
+  scheduler: Scheduler;
+  setup: string[];
+  neededFiles: NeededFile[];
+}
+
+/** Builds the run (id, folder, launch.sh) without touching the host beyond resolving `~`: what --dry-run shows. */
+export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.spec.name, req.now)): Promise<PreparedRun> {
+  const { spec, host, hostConfig } = req;
+  const home = await host.resolvePath('~');
+  const workdirSpec = spec.workdir ?? hostConfig.workdir ?? (host.kind === 'local' ? req.workspaceRoot : '~');
+  const dirs: HostDirs = { home, workdir: hostPath(workdirSpec, { home, workdir: home }) };
+  const runsDir = hostPath(hostConfig.runsDir, { home, workdir: home });
+  const dir = posix.join(runsDir, id);
+  const files: Record<string, string> = { [RUN_FILES.spec]: req.specText };
+  let rewardFile: string | undefined;
+  if (spec.reward && 'path' in spec.reward) {
+    const local = resolveLocal(req.workspaceRoot, spec.reward.path);
+    const text = await readFile(local, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      throw new LocatedError(`cannot read the reward function`, [{ file: req.specFile, field: 'reward.path', severity: 'error', message: err.code === 'ENOENT' ? `${local} does not exist` : String(err) }]);
+    });
+    const name = `${RUN_FILES.reward}/${basename(local)}`;
+    files[name] = text;
+    rewardFile = posix.join(dir, name);
+  }
+  const inputs = { spec, id, dir, dirs, rewardFile };
+  const command = spec.framework === 'verl' ? buildVerlCommand(inputs) : buildTrlCommand(inputs);
+  const setup = [...hostConfig.setup, ...(spec.setup ?? [])];
+  const runEnv = req.runEnv ?? NO_RUN_ENV;
+  const scheduler = schedulerFor(spec.scheduler ?? hostConfig.scheduler);
+  files[RUN_FILES.launch] = renderLaunchScript({
+    id,
+    name: spec.name,
+    dir,
+    workdir: dirs.workdir,
+    setup,
+    env: { ...hostConfig.env, ...spec.env, ...runEnv.vars },
+    command,
+    summary: `${spec.framework} ${spec.algorithm} on ${host.name} (${scheduler.name})`,
+  });
+  files['job.sh'] = renderJobScript(dir);
+  const record: RunRecord = {
+    id,
+    name: spec.name,
+    kind: 'train',
+    framework: spec.framework,
+    algorithm: spec.algorithm,
+    host: host.name,
+    scheduler: scheduler.name,
+    created: (req.now ?? new Date()).toISOString(),
+    dir,
+  };
+  Object.assign(files, scheduler.files({ id, dir, spec }, setup));
+  return { id, dir, workdir: dirs.workdir, record, files, scheduler, setup, neededFiles: neededFiles(spec, dirs) };
+}
+
+function neededFiles(spec: RunSpec, dirs: HostDirs): NeededFile[] {
+  const out: NeededFile[] = [];
+  asList(spec.data.train).forEach((p) => out.push({ field: 'data.train', path: hostPath(p, dirs) }));
+  asList(spec.data.val).forEach((p) => out.push({ field: 'data.val', path: hostPath(p, dirs) }));
+  const model = modelPath(spec.model, dirs);
+  if (model !== spec.model) out.push({ field: 'model', path: model });
+  if (spec.entry) {
+    out.push({ field: 'entry.script', path: hostPath(spec.entry.script, dirs) });
+    if (spec.entry.accelerateConfig) out.push({ field: 'entry.accelerateConfig', path: hostPath(spec.entry.accelerateConfig, dirs) });
+  }
+  return out;
+}
+
+/** The checks on the host before submitting (files, GPUs, framework, scheduler command). */
+export function checkPreparedRun(req: SubmitRequest, run: PreparedRun): Promise<Problem[]> {
+  return checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: run.scheduler.name, workdir: run.workdir, setup: run.setup, files: run.neededFiles });
+}
+
+/** Writes run.json through a temporary file and a rename, so a listing never reads half of it. */
+export async function writeRecord(host: Host, record: RunRecord): Promise<void> {
+  const tmp = posix.join(record.dir, `${RUN_FILES.record}.tmp`);
+  await host.writeFile(tmp, `${JSON.stringify(record)}\n`);
+  await execChecked(host, `mv ${shellQuote(tmp)} ${shellQuote(posix.join(record.dir, RUN_FILES.record))}`);
+}
+
+/** Creates the run folder with an atomic mkdir; false when it exists already (two quick submits never share one). */
+export async function createRunFolder(host: Host, dir: string, lastAttempt: boolean): Promise<boolean> {
+  const r = await host.exec(`mkdir -p ${shellQuote(posix.dirname(dir))} && mkdir ${shellQuote(dir)}`);
+  if (r.code === 0) return true;
+  if (lastAttempt) throw new Error(`${host.name}: cannot create the run folder ${dir}: ${r.stderr.trim()}`);
+  return false;
+}
+
+/**
+ * Writes a created run folder's files and run.json, starts the job through its scheduler (secrets over stdin) and
+ * records its pid or job id. A job that did not start leaves no run behind.
+ */
+export async function startRunFolder(host: Host, run: { id: string; dir: string; files: Record<string, string>; record: RunRecord; scheduler: Scheduler }, secrets: string): Promise<RunRecord> {
+  for (const [name, content] of Object.entries(run.files)) {
+    await host.writeFile(posix.join(run.dir, name), content, name.endsWith('.sh') || name.endsWith('.sbatch') ? { mode: 0o755 } : undefined);
+  }
+  await writeRecord(host, run.record);
+  let started;
+  try {
+    started = await run.scheduler.start(host, run, secrets);
+  } catch (err) {
+    await host.remove(run.dir);
+    throw err;
+  }
+  const record = { ...run.record, ...started };
+  await writeRecord(host, record);
+  return record;
+}
+
+/**
+ * Submits a run: checks the host first (nothing is written when a check fails), creates the run folder with an atomic
+ * mkdir, writes its files and run.json, starts the job and records its pid or job id. Throws a LocatedError listing
+ * every problem when the host is not ready.
+ */
+export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun; record: RunRecord }> {
+  const secrets = secretsInput((req.runEnv ?? NO_RUN_ENV).secrets);
+  let run = await prepareRun(req);
+  const problems = await checkPreparedRun(req, run);
+  if (problems.some((p) => p.severity === 'error')) throw new LocatedError(`${run.record.name} was not submitted: ${req.host.name} is not ready`, problems);
+  for (let attempt = 0; !(await createRunFolder(req.host, run.dir, attempt >= 4)); attempt++) {
+    run = await prepareRun(req); // the folder exists already: a new random suffix
+  }
+  const record = await startRunFolder(req.host, run, secrets);
+  return { run, record };
+}

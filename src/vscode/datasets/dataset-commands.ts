@@ -1,0 +1,85 @@
+import * as vscode from 'vscode';
+import { posix } from 'node:path';
+import type { HostPool } from '../../core/remote/host-pool';
+import { LOCAL_HOST, resolveHosts } from '../../core/config/workspace-config';
+import { uploadFiles } from '../../core/datasets/upload-dataset';
+import { formatBytes } from '../../core/format/bytes';
+import type { WorkspaceConfigState } from '../config/workspace-config-state';
+import type { Ctx } from '../ctx';
+import type { DatasetInspections } from './dataset-inspections';
+import { DatasetPreviews } from './dataset-preview';
+import { openConvertPanel } from './dataset-convert-panel';
+import { datasetRefFromArg, isLocal, type DatasetRef } from './dataset-ref';
+import type { DatasetsTree } from './datasets-tree';
+
+function requireRef(arg: unknown): DatasetRef {
+  const ref = datasetRefFromArg(arg);
+  if (!ref) throw new Error('no dataset file: run this from the Datasets view, the Explorer or an open .json/.jsonl/.parquet/.csv file');
+  return ref;
+}
+
+/** Preview, validate, convert and upload, from the Datasets view, the Explorer and the command palette. */
+export function registerDatasetCommands(ctx: Ctx, state: WorkspaceConfigState, pool: HostPool, inspections: DatasetInspections, tree: DatasetsTree): void {
+  const previews = new DatasetPreviews(ctx, pool, inspections);
+  ctx.push(previews);
+
+  ctx.command('medrl.openDatasetPreview', async (arg?: unknown) => {
+    const row = typeof arg === 'object' && arg !== null && typeof (arg as { row?: unknown }).row === 'number' ? (arg as { row: number }).row : undefined;
+    await previews.show(requireRef(arg), row);
+  });
+
+  ctx.command('medrl.validateDataset', async (arg?: unknown) => {
+    const ref = requireRef(arg);
+    const summary = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: validating ${posix.basename(ref.path)}`, cancellable: true },
+      (progress, token) => {
+        const ctl = new AbortController();
+        token.onCancellationRequested(() => ctl.abort());
+        return inspections.inspect(ref, { force: true, signal: ctl.signal, onProgress: (rows) => progress.report({ message: `${rows} rows` }) });
+      },
+    );
+    const msg = `${posix.basename(ref.path)}: ${summary.rows} rows, ${summary.rowsOk} fine, ${summary.problemCount} problem(s)`;
+    ctx.log.info(msg);
+    if (summary.problemCount === 0) void vscode.window.showInformationMessage(`MedRL: ${msg}`);
+    else {
+      const actions = isLocal(ref) ? ['Show Problems', 'Preview'] : ['Preview'];
+      void vscode.window.showWarningMessage(`MedRL: ${msg}`, ...actions).then((pick) => {
+        if (pick === 'Show Problems') void vscode.commands.executeCommand('workbench.actions.view.problems');
+        if (pick === 'Preview') void vscode.commands.executeCommand('medrl.openDatasetPreview', ref);
+      });
+    }
+  });
+
+  ctx.command('medrl.convertDataset', async (arg?: unknown) => {
+    await openConvertPanel(ctx, pool, state, requireRef(arg), () => tree.refresh());
+  });
+
+  ctx.command('medrl.uploadDataset', async (arg?: unknown) => {
+    const ref = requireRef(arg);
+    if (!vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
+    const hosts = state.config ? resolveHosts(state.config).map((h) => h.name).filter((h) => h !== ref.host && h !== LOCAL_HOST) : [];
+    if (hosts.length === 0) throw new Error('no SSH host in medrl.yaml to upload to: add one under hosts');
+    const target = await vscode.window.showQuickPick(hosts, { title: `Upload ${posix.basename(ref.path)} to host` });
+    if (!target) return;
+    const dir = await vscode.window.showInputBox({ title: `Folder on ${target}`, value: `~/data/${posix.basename(posix.dirname(ref.path))}`, validateInput: (v) => (v.trim() ? undefined : 'give a folder') });
+    if (!dir) return;
+    const [dest] = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: uploading ${posix.basename(ref.path)} to ${target}`, cancellable: true },
+      async (progress, token) => {
+        const abort = new AbortController();
+        token.onCancellationRequested(() => abort.abort());
+        let shown = 0;
+        return uploadFiles(pool, await pool.get(ref.host), [ref.path], target, dir.trim(), {
+          signal: abort.signal,
+          onProgress: (_file, copied, total) => {
+            const pct = total ? (100 * copied) / total : 100;
+            progress.report({ increment: pct - shown, message: `${formatBytes(copied)} of ${formatBytes(total)}` });
+            shown = pct;
+          },
+        });
+      },
+    );
+    ctx.log.info(`uploaded ${ref.host}:${ref.path} to ${target}:${dest}`);
+    void vscode.window.showInformationMessage(`MedRL: uploaded to ${target}:${dest}`);
+  });
+}

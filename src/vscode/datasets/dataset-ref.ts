@@ -1,0 +1,35 @@
+import * as vscode from 'vscode';
+import { LOCAL_HOST } from '../../core/config/workspace-config';
+
+/** A dataset file: a host name and the absolute path on that host. */
+export interface DatasetRef {
+  host: string;
+  path: string;
+}
+
+export function refKey(ref: DatasetRef): string {
+  return `${ref.host}:${ref.path}`;
+}
+
+export function isLocal(ref: DatasetRef): boolean {
+  return ref.host === LOCAL_HOST;
+}
+
+/**
+ * The dataset a command was called with: a file URI (explorer, editor, other features), a tree node or `{host, path}`;
+ * with no argument, the file of the active editor.
+ */
+export function datasetRefFromArg(arg: unknown): DatasetRef | undefined {
+  if (arg instanceof vscode.Uri) return arg.scheme === 'file' ? { host: LOCAL_HOST, path: arg.fsPath } : undefined;
+  if (typeof arg === 'string') return { host: LOCAL_HOST, path: arg };
+  if (typeof arg === 'object' && arg !== null) {
+    const a = arg as { host?: unknown; path?: unknown; ref?: unknown };
+    if (a.ref) return datasetRefFromArg(a.ref);
+    if (typeof a.path === 'string') return { host: typeof a.host === 'string' ? a.host : LOCAL_HOST, path: a.path };
+  }
+  if (arg === undefined) {
+    const uri = vscode.window.activeTextEditor?.document.uri;
+    return uri?.scheme === 'file' ? { host: LOCAL_HOST, path: uri.fsPath } : undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,49 @@
+import * as vscode from 'vscode';
+import { basename } from 'node:path';
+import type { Ctx } from '../ctx';
+import type { HostPool } from '../../core/remote/host-pool';
+import { LOCAL_HOST } from '../../core/config/workspace-config';
+import { discoverEpisodes } from '../../core/episodes/discover';
+import { ReplaySession } from '../../core/episodes/replay-session';
+import { openReplayPanel } from './replay-panel';
+
+/** What `medrl.openEpisodeReplay` accepts: a run ref, a folder or file URI (explorer), or a path on the local host. */
+type ReplayArg = { host: string; dir: string; framework?: 'verl' | 'trl' } | vscode.Uri | string | undefined;
+
+function isRunRef(a: unknown): a is { host: string; dir: string } {
+  return typeof a === 'object' && a !== null && typeof (a as { host?: unknown }).host === 'string' && typeof (a as { dir?: unknown }).dir === 'string';
+}
+
+async function target(arg: ReplayArg): Promise<{ host: string; path: string } | undefined> {
+  if (isRunRef(arg)) return { host: arg.host, path: arg.dir };
+  if (arg instanceof vscode.Uri) return { host: LOCAL_HOST, path: arg.fsPath };
+  if (typeof arg === 'string' && arg) return { host: LOCAL_HOST, path: arg };
+  const picked = await vscode.window.showOpenDialog({
+    canSelectFiles: true,
+    canSelectFolders: true,
+    canSelectMany: false,
+    title: 'Open episodes: a run folder, a folder of {step}.jsonl dumps or completions parquet, or one file',
+    filters: { Episodes: ['jsonl', 'parquet'] },
+  });
+  return picked?.[0] ? { host: LOCAL_HOST, path: picked[0].fsPath } : undefined;
+}
+
+export function registerEpisodeCommands(ctx: Ctx, pool: HostPool): void {
+  ctx.command('medrl.openEpisodeReplay', async (arg?: ReplayArg) => {
+    const t = await target(arg);
+    if (!t) return;
+    if (t.host !== LOCAL_HOST && !vscode.workspace.isTrusted) throw new Error(`episodes on host "${t.host}": connecting to hosts needs a trusted workspace`);
+    const collections = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: opening episodes at ${t.host}:${t.path}`, cancellable: true },
+      async (_p, token) => {
+        const host = await pool.get(t.host);
+        const found = await discoverEpisodes(host, t.path);
+        return token.isCancellationRequested ? undefined : found;
+      },
+    );
+    if (!collections) return;
+    const files = collections.reduce((n, c) => n + c.files.length, 0);
+    ctx.log.info(`episode replay: ${t.host}:${t.path}: ${collections.map((c) => `${c.name} (${c.files.length} step file(s))`).join(', ')}`);
+    openReplayPanel(ctx, new ReplaySession(collections), `Episodes: ${basename(t.path)}`, `${t.host}:${t.path} · ${files} step file(s)`);
+  });
+}

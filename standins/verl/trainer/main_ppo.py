@@ -1,0 +1,301 @@
+"""MedRL Studio stand-in for `python3 -m verl.trainer.main_ppo` (verl's PPO/GRPO trainer). Not verl: no GPU, no model.
+
+It takes verl's Hydra overrides (key=value, +key=value) and, at a chosen pace, prints verl's console lines
+(`step:N - key:value - ...`, behind Ray's `(TaskRunner pid=..., ip=...)` prefix like a real run) and writes:
+  $VERL_FILE_LOGGER_PATH (trainer.logger has 'file')   {"step": N, "data": {...}} per step
+  trainer.rollout_data_dir/{step}.jsonl                input, output, gts, score, step (+ the reward's extra keys)
+  trainer.validation_data_dir/{step}.jsonl             the same plus reward, at step 0, every test_freq and the end
+  trainer.default_local_dir/global_step_N/...          actor/ (critic/ for PPO, lora_adapter/ with LoRA), tiny files,
+                                                       and latest_checkpointed_iteration.txt
+Responses are made up (their answers get right more often as training goes on) and really scored: it imports
+custom_reward_function.path and calls custom_reward_function.name (compute_score) on every response.
+Data: JSONL or JSON files. Python's standard library has no parquet reader: for data.*_files in parquet (checked by the
+PAR1 magic) it reads a sibling .jsonl of the same stem when there is one, else it uses built-in medical prompts; a missing
+data file also falls back to the built-in prompts (real verl would fail); with them it trains at least 10 steps.
+Also: MEDRL_STANDIN_RAY_PREFIX=0 prints the lines without the Ray prefix, MEDRL_STANDIN_ANSI=1 colours it as Ray does; MEDRL_STANDIN_VAL_SIZE (default 16) prompts
+are validated.
+"""
+
+import json
+import math
+import os
+import random
+import sys
+import time
+import traceback
+
+import standin_common as sc
+
+RAY_PREFIX = f"(TaskRunner pid={os.getpid()}, ip=10.0.0.1) "
+
+
+def parse_value(text):
+    """A Hydra override value: lists, quoted strings, numbers, booleans, null; anything else stays a string."""
+    t = text.strip()
+    if t.startswith("[") and t.endswith("]"):
+        inner = t[1:-1].strip()
+        return [parse_value(x) for x in split_top(inner)] if inner else []
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1].replace("\\" + t[0], t[0]).replace("\\\\", "\\")
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("null", "none", "~"):
+        return None
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        return t
+
+
+def split_top(s):
+    """Splits a Hydra list body on commas outside quotes and brackets."""
+    out, cur, depth, quote = [], "", 0, None
+    for ch in s:
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+            cur += ch
+        elif ch == "[":
+            depth += 1
+            cur += ch
+        elif ch == "]":
+            depth -= 1
+            cur += ch
+        elif ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+def parse_overrides(argv):
+    cfg = {}
+    for arg in argv:
+        if "=" not in arg or arg.startswith("-"):
+            raise SystemExit(f"Error: stand-in main_ppo takes Hydra overrides KEY=VALUE, got {arg!r}")
+        key, value = arg.split("=", 1)
+        cfg[key.lstrip("+")] = parse_value(value)
+    return cfg
+
+
+def files_of(v):
+    return [] if v is None else [str(x) for x in v] if isinstance(v, list) else [str(v)]
+
+
+class Run:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.knobs = sc.Knobs()
+        self.prefix = RAY_PREFIX if os.environ.get("MEDRL_STANDIN_RAY_PREFIX", "1") != "0" else ""
+        if self.prefix and os.environ.get("MEDRL_STANDIN_ANSI") == "1":
+            self.prefix = f"\x1b[36m{RAY_PREFIX.rstrip()}\x1b[0m "  # Ray colours the prefix on a terminal
+        loggers = cfg.get("trainer.logger", ["console"])
+        self.loggers = loggers if isinstance(loggers, list) else [loggers]
+        project = cfg.get("trainer.project_name", "verl_examples")
+        experiment = cfg.get("trainer.experiment_name", "gsm8k")
+        self.ckpt_dir = str(cfg.get("trainer.default_local_dir", f"checkpoints/{project}/{experiment}"))
+        self.rollout_dir = cfg.get("trainer.rollout_data_dir")
+        self.val_dir = cfg.get("trainer.validation_data_dir")
+        self.metrics_file = None
+        if "file" in self.loggers:
+            path = os.environ.get("VERL_FILE_LOGGER_PATH") or os.path.join(os.environ.get("VERL_FILE_LOGGER_ROOT", "."), project, f"{experiment}.jsonl")
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            self.metrics_file = open(path, "w", encoding="utf-8")
+        self.n = int(cfg.get("actor_rollout_ref.rollout.n", 1))
+        self.batch = int(cfg.get("data.train_batch_size", 8))
+        self.grpo = cfg.get("algorithm.adv_estimator", "gae") == "grpo"
+        reward_path = cfg.get("custom_reward_function.path")
+        self.reward_fn = sc.load_function(str(reward_path), str(cfg.get("custom_reward_function.name", "compute_score"))) if reward_path else None
+
+    def print(self, line):
+        print(f"{self.prefix}{line}", flush=True)
+
+    def log_metrics(self, step, metrics, numpy_style=False):
+        if "console" in self.loggers:
+            parts = [f"step:{step}"] + [f"{k}:{f'np.float64({v!r})' if numpy_style else repr(v)}" for k, v in metrics.items()]
+            self.print(" - ".join(parts))
+        if self.metrics_file:
+            self.metrics_file.write(json.dumps({"step": step, "data": metrics}) + "\n")
+            self.metrics_file.flush()
+
+    def score(self, row, response):
+        if self.reward_fn is None:
+            return {"score": 1.0 if row["ground_truth"].lower() in response.lower() else 0.0}
+        result = sc.call_maybe_async(self.reward_fn, data_source=row["data_source"], solution_str=response, ground_truth=row["ground_truth"], extra_info=row["extra_info"])
+        return dict(result) if isinstance(result, dict) else {"score": float(result)}
+
+    def generate(self, rows, skill, n):
+        """n responses per prompt, consecutive (a GRPO group), each scored by the reward function."""
+        out = []
+        for row in rows:
+            prompt = sc.chat_text(row["prompt"])
+            for _ in range(n):
+                response = sc.fake_response(row, self.knobs.rng, skill)
+                scored = self.score(row, response)
+                out.append((prompt, response, row["ground_truth"], scored))
+        return out
+
+    def dump(self, folder, step, samples, validation=False):
+        if not folder:
+            return
+        os.makedirs(str(folder), exist_ok=True)
+        with open(os.path.join(str(folder), f"{step}.jsonl"), "w", encoding="utf-8") as f:
+            for prompt, response, gt, scored in samples:
+                entry = {"input": prompt, "output": response, "gts": gt, "score": float(scored["score"]), "step": step}
+                entry.update({k: v for k, v in scored.items() if k != "score"})
+                if validation:
+                    entry["reward"] = float(scored["score"])
+                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def validate(self, step, val_rows, skill):
+        samples = self.generate(val_rows, skill, 1)
+        self.dump(self.val_dir, step, samples, validation=True)
+        by_source = {}
+        for (_, _, _, scored), row in zip(samples, val_rows):
+            by_source.setdefault(row["data_source"], []).append(float(scored["score"]))
+        metrics = {}
+        for source, scores in by_source.items():
+            mean = sum(scores) / len(scores)
+            metrics[f"val-core/{source}/reward/mean@1"] = mean
+            metrics[f"val-core/{source}/acc/mean@1"] = mean
+        return metrics
+
+    def checkpoint(self, step):
+        root = os.path.join(self.ckpt_dir, f"global_step_{step}")
+        actor = os.path.join(root, "actor")
+        os.makedirs(os.path.join(actor, "huggingface"), exist_ok=True)
+        for name in ("model_world_size_1_rank_0.pt", "optim_world_size_1_rank_0.pt", "extra_state_world_size_1_rank_0.pt"):
+            with open(os.path.join(actor, name), "wb") as f:
+                f.write(b"stand-in checkpoint shard (not a torch file)\n")
+        with open(os.path.join(actor, "fsdp_config.json"), "w") as f:
+            json.dump({"FSDP_version": 1, "world_size": 1}, f)
+        model = str(self.cfg.get("actor_rollout_ref.model.path", "stand-in"))
+        with open(os.path.join(actor, "huggingface", "config.json"), "w") as f:
+            json.dump({"_name_or_path": model, "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"}, f)
+        with open(os.path.join(actor, "huggingface", "tokenizer_config.json"), "w") as f:
+            json.dump({"tokenizer_class": "Qwen2Tokenizer"}, f)
+        rank = self.cfg.get("actor_rollout_ref.model.lora_rank", 0) or 0
+        if int(rank) > 0:
+            lora = os.path.join(actor, "lora_adapter")
+            os.makedirs(lora, exist_ok=True)
+            with open(os.path.join(lora, "adapter_config.json"), "w") as f:
+                json.dump({"r": int(rank), "lora_alpha": self.cfg.get("actor_rollout_ref.model.lora_alpha", 16), "base_model_name_or_path": model, "peft_type": "LORA"}, f)
+            with open(os.path.join(lora, "adapter_model.safetensors"), "wb") as f:
+                f.write(b"stand-in adapter\n")
+        if not self.grpo:
+            critic = os.path.join(root, "critic")
+            os.makedirs(critic, exist_ok=True)
+            with open(os.path.join(critic, "model_world_size_1_rank_0.pt"), "wb") as f:
+                f.write(b"stand-in critic shard\n")
+        with open(os.path.join(root, "data.pt"), "wb") as f:
+            f.write(b"stand-in dataloader state\n")
+        with open(os.path.join(self.ckpt_dir, "latest_checkpointed_iteration.txt"), "w") as f:
+            f.write(str(step))
+
+    def fit(self):
+        cfg = self.cfg
+        train = sc.read_rows(files_of(cfg.get("data.train_files")), self.print)
+        val = sc.read_rows(files_of(cfg.get("data.val_files")), self.print) if cfg.get("data.val_files") else train[:8]
+        val = val[: int(os.environ.get("MEDRL_STANDIN_VAL_SIZE", "16"))]
+        epochs = int(cfg.get("trainer.total_epochs", 1))
+        per_epoch = max(1, len(train) // self.batch)
+        total = int(cfg.get("trainer.total_training_steps") or 0) or per_epoch * epochs
+        if self.knobs.steps is not None:
+            total = self.knobs.steps
+        elif train and train[0].get("builtin"):
+            total = max(total, 10)  # the built-in prompts alone would make a one-step demo
+        elif total > 20:
+            total = 20
+        save_freq = int(cfg.get("trainer.save_freq", -1))
+        test_freq = int(cfg.get("trainer.test_freq", -1))
+        self.print(f"Size of train dataloader: {per_epoch}, Size of val dataloader: 1")
+        self.print(f"Total training steps: {total}")
+        if cfg.get("trainer.val_before_train", True) is not False:
+            metrics = self.validate(0, val, 0.3)
+            self.print(f"Initial validation metrics: {metrics}")
+            self.log_metrics(0, metrics, numpy_style=True)
+        last_val = {}
+        for step in range(1, total + 1):
+            self.knobs.before_step(step, self.print)
+            started = time.time()
+            skill = 0.3 + 0.6 * step / total
+            epoch = (step - 1) // per_epoch
+            first = ((step - 1) % per_epoch) * self.batch
+            rows = [train[(first + i) % len(train)] for i in range(self.batch)]
+            samples = self.generate(rows, skill, self.n)
+            self.dump(self.rollout_dir, step, samples)
+            scores = [float(s[3]["score"]) for s in samples]
+            lengths = [len(s[1]) / 4 for s in samples]
+            gen = max(0.001, time.time() - started)
+            metrics = {
+                "training/global_step": step,
+                "training/epoch": epoch,
+                "actor/entropy": round(0.9 - 0.3 * step / total + self.knobs.rng.uniform(-0.02, 0.02), 6),
+                "actor/kl_loss": round(0.001 * step + self.knobs.rng.uniform(0, 0.0005), 6),
+                "actor/kl_coef": float(cfg.get("actor_rollout_ref.actor.kl_loss_coef", 0.001)),
+                "actor/pg_loss": round(self.knobs.rng.uniform(-0.05, 0.05), 6),
+                "actor/pg_clipfrac": round(self.knobs.rng.uniform(0, 0.01), 6),
+                "actor/ppo_kl": round(self.knobs.rng.uniform(-0.001, 0.001), 6),
+                "actor/grad_norm": round(self.knobs.rng.uniform(0.1, 0.6), 6),
+                "actor/lr": float(cfg.get("actor_rollout_ref.actor.optim.lr", 1e-6)),
+                "critic/score/mean": sum(scores) / len(scores),
+                "critic/score/max": max(scores),
+                "critic/score/min": min(scores),
+                "critic/rewards/mean": sum(scores) / len(scores),
+                "critic/rewards/max": max(scores),
+                "critic/rewards/min": min(scores),
+                "critic/advantages/mean": 0.0,
+                "critic/advantages/max": round(max(scores) - sum(scores) / len(scores), 6),
+                "critic/advantages/min": round(min(scores) - sum(scores) / len(scores), 6),
+                "response_length/mean": sum(lengths) / len(lengths),
+                "response_length/max": max(lengths),
+                "response_length/min": min(lengths),
+                "response_length/clip_ratio": 0.0,
+                "prompt_length/mean": sum(len(s[0]) / 4 for s in samples) / len(samples),
+                "timing_s/gen": round(gen * 0.6, 6),
+                "timing_s/update_actor": round(gen * 0.3, 6),
+                "timing_s/step": round(gen, 6),
+                "perf/throughput": round(sum(lengths) / gen, 3),
+            }
+            if not self.grpo:
+                metrics["critic/vf_loss"] = round(self.knobs.rng.uniform(0.01, 0.2), 6)
+                metrics["critic/values/mean"] = round(self.knobs.rng.uniform(-0.1, 0.5), 6)
+            if test_freq > 0 and (step % test_freq == 0 or step == total):
+                last_val = self.validate(step, val, skill)
+                metrics.update(last_val)
+            if save_freq > 0 and (step % save_freq == 0 or step == total):
+                self.checkpoint(step)
+            self.log_metrics(step, metrics)
+        if last_val:
+            self.print(f"Final validation metrics: {last_val}")
+
+
+def main(argv):
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__ + sc.__doc__.split("\n", 1)[1])
+        return 0
+    print("MedRL stand-in for verl.trainer.main_ppo (not verl: no GPU, no model; verl's output formats only)", flush=True)
+    cfg = parse_overrides(argv)
+    run = Run(cfg)
+    knobs = run.knobs
+    try:
+        run.fit()
+    except Exception:
+        print(f"{run.prefix}Error executing job with overrides: {argv}", file=sys.stderr, flush=True)
+        traceback.print_exc()
+        return knobs.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

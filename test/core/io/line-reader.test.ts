@@ -1,0 +1,51 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalHost } from '../../../src/core/remote/local-host';
+import { readLines, type Line } from '../../../src/core/io/line-reader';
+
+async function all(it: AsyncIterable<Line>): Promise<Line[]> {
+  const out: Line[] = [];
+  for await (const l of it) out.push(l);
+  return out;
+}
+
+describe('readLines', () => {
+  const host = new LocalHost();
+  const dir = mkdtempSync(join(tmpdir(), 'medrl-lines-'));
+
+  it('splits lines across chunk boundaries, strips CRLF, keeps byte offsets of multi-byte text', async () => {
+    const file = join(dir, 'a.log');
+    const lines = ['step:1 - a:1', 'résumé ✓ ünïcode', '', 'windows line\r', 'x'.repeat(37)];
+    writeFileSync(file, lines.join('\n') + '\n');
+    for (const chunkSize of [1, 3, 7, 64, 1 << 20]) {
+      const got = await all(readLines(host, file, { chunkSize }));
+      assert.deepEqual(got.map((l) => l.text), ['step:1 - a:1', 'résumé ✓ ünïcode', '', 'windows line', 'x'.repeat(37)], `chunk ${chunkSize}`);
+      assert.equal(got[1]!.start, Buffer.byteLength('step:1 - a:1\n'));
+      assert.equal(got.at(-1)!.end, Buffer.byteLength(lines.join('\n') + '\n'));
+    }
+  });
+
+  it('holds back a last line without a newline until it is complete, and resumes from the last end', async () => {
+    const file = join(dir, 'live.log');
+    writeFileSync(file, 'one\ntw');
+    const first = await all(readLines(host, file, { chunkSize: 4 }));
+    assert.deepEqual(first.map((l) => l.text), ['one']);
+    const partial = await all(readLines(host, file, { includePartial: true }));
+    assert.deepEqual(partial.map((l) => [l.text, l.complete]), [['one', true], ['tw', false]]);
+    appendFileSync(file, 'o\nthree\n');
+    const next = await all(readLines(host, file, { start: first.at(-1)!.end, chunkSize: 4 }));
+    assert.deepEqual(next.map((l) => l.text), ['two', 'three']);
+  });
+
+  it('stops at an end offset and reads only about the bytes it needs', async () => {
+    const file = join(dir, 'big.log');
+    writeFileSync(file, Array.from({ length: 10_000 }, (_, i) => `line ${i}`).join('\n') + '\n');
+    const h = new LocalHost();
+    const got = await all(readLines(h, file, { end: 30, chunkSize: 64 }));
+    assert.deepEqual(got.map((l) => l.text), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
+    assert.ok(h.stats().bytesRead <= 128, `read ${h.stats().bytesRead} bytes`);
+  });
+});

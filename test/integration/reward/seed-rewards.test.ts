@@ -1,0 +1,146 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LocalHost } from '../../../src/core/remote/local-host';
+import { RewardRunner } from '../../../src/core/reward/reward-runner';
+import { localHarnessPath } from '../../../src/core/reward/staging';
+import type { RewardSample } from '../../../src/core/reward/types';
+import { startStandinServer, type StandinServer } from '../fixtures/openai-standin';
+
+const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '../../..');
+const REWARDS = join(ROOT, 'configs/rewards');
+const runners: RewardRunner[] = [];
+after(() => runners.forEach((r) => r.dispose()));
+function fn(file: string, env?: Record<string, string>): RewardRunner {
+  const r = new RewardRunner({ host: new LocalHost(), harnessPath: localHarnessPath(), fnPath: join(REWARDS, file), env, timeoutMs: 20_000 });
+  runners.push(r);
+  return r;
+}
+
+/** The real MEDEC-MS rows shipped in demo/data (CSV with quoted multi-line fields). */
+function medecRows(): Array<Record<string, string>> {
+  const text = readFileSync(join(ROOT, 'demo/data/medec/medec-ms-validation-first200.csv'), 'utf8');
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; }
+    else if (c === '\n') { row.push(field.replace(/\r$/, '')); rows.push(row); row = []; field = ''; }
+    else field += c;
+  }
+  if (field || row.length) rows.push([...row, field]);
+  const [header, ...data] = rows;
+  return data.filter((r) => r.length === header!.length).map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i]!])));
+}
+
+describe('seed-task reward functions on the real samples', () => {
+  it('multiple-choice exact match: 200 PubMedQA questions, right answers 1, wrong ones 0, in three answer styles', async () => {
+    const data = JSON.parse(readFileSync(join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json'), 'utf8')) as Record<string, { LONG_ANSWER: string; final_decision: string }>;
+    const rows = Object.values(data);
+    assert.equal(rows.length, 200);
+    const wrong: Record<string, string> = { yes: 'no', no: 'maybe', maybe: 'yes' };
+    const samples: RewardSample[] = rows.flatMap((r, i) => {
+      const gt = r.final_decision;
+      const base = { data_source: 'pubmedqa', ground_truth: gt, extra_info: { index: i } };
+      return [
+        { ...base, solution_str: `${r.LONG_ANSWER}\n<answer>${gt}</answer>` },
+        { ...base, solution_str: `${r.LONG_ANSWER}\nThe answer is ${gt[0]!.toUpperCase()}${gt.slice(1)}.` },
+        { ...base, solution_str: `${r.LONG_ANSWER}\n<answer>${wrong[gt]}</answer>` },
+      ];
+    });
+    const res = await fn('multiple_choice_exact.py').run(samples);
+    assert.ok(res.every((r) => r.error === null));
+    assert.deepEqual(res.map((r) => r.score), rows.flatMap(() => [1, 1, 0]));
+    assert.deepEqual([res[0]!.detail!.format, res[1]!.detail!.format], [1, 0]);
+    const letters = await fn('multiple_choice_exact.py').run([
+      { data_source: 'medqa', solution_str: 'Reasoning...\nAnswer: (B) Aspirin', ground_truth: 'B' },
+      { data_source: 'medqa', solution_str: 'C.', ground_truth: 'B' },
+    ]);
+    assert.deepEqual(letters.map((r) => r.score), [1, 0]);
+  });
+
+  it('MEDEC error detection: 200 real notes, flag + sentence + correction, both answer forms', async () => {
+    const rows = medecRows();
+    assert.equal(rows.length, 200);
+    const truth = (r: Record<string, string>) => ({ error_flag: Number(r['Error Flag']), error_sentence_id: Number(r['Error Sentence ID']), corrected_sentence: r['Corrected Sentence'] === 'NA' ? null : r['Corrected Sentence'] });
+    const samples: RewardSample[] = [];
+    const expected: number[] = [];
+    for (const r of rows) {
+      const gt = truth(r);
+      const base = { data_source: 'medec', ground_truth: gt, extra_info: { text_id: r['Text ID'] } };
+      if (gt.error_flag === 1) {
+        samples.push({ ...base, solution_str: `Error: yes\nSentence: ${gt.error_sentence_id}\nCorrection: ${gt.corrected_sentence}` }, { ...base, solution_str: `${gt.error_sentence_id} ${gt.corrected_sentence}` }, { ...base, solution_str: 'CORRECT' }, { ...base, solution_str: `Error: yes\nSentence: ${gt.error_sentence_id + 1}\nCorrection: ${r['Error Sentence']}` });
+        expected.push(1, 1, 0, NaN);
+      } else {
+        samples.push({ ...base, solution_str: 'CORRECT' }, { ...base, solution_str: 'Error: yes\nSentence: 0\nCorrection: something' });
+        expected.push(1, 0);
+      }
+    }
+    const res = await fn('medec_error_detection.py').run(samples);
+    assert.ok(res.every((r) => r.error === null), res.find((r) => r.error)?.error ?? '');
+    res.forEach((r, i) => {
+      if (Number.isNaN(expected[i])) {
+        // Flagged, wrong sentence, the erroneous sentence as "correction": 0.4 plus partial word overlap, below 0.7.
+        assert.ok(r.score! >= 0.4 && r.score! < 0.7, `sample ${i}: ${r.score}`);
+      } else assert.equal(r.score, expected[i], `sample ${i}: ${samples[i]!.solution_str.slice(0, 80)}`);
+    });
+    assert.equal(rows.filter((r) => r['Error Flag'] === '1').length, 109);
+  });
+
+  it('examination recommendation set F1 (hand-written fictional cases), with abbreviations and list styles', async () => {
+    const res = await fn('exam_recommendation_f1.py').run([
+      { data_source: 'diagagent', solution_str: 'Reasoning.\n<exams>CBC; CT abdomen; urinalysis</exams>', ground_truth: ['Complete blood count', 'Computed tomography abdomen', 'Urinalysis'] },
+      { data_source: 'diagagent', solution_str: 'Recommended examinations:\n1. ECG\n2. Troponin\n3. Chest X-ray\n4. D-dimer', ground_truth: 'electrocardiogram; troponin' },
+      { data_source: 'diagagent', solution_str: 'No tests needed.', ground_truth: ['troponin'] },
+    ]);
+    assert.deepEqual(res.map((r) => r.score), [1, 2 * 0.5 * 1 / 1.5, 0]);
+    assert.deepEqual(res[1]!.detail!.extra, ['chest x ray', 'd dimer']);
+  });
+
+  describe('with the stand-in judge', () => {
+    let judge: StandinServer;
+    before(async () => { judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk', '--latency-ms', '20', '--retry-after', '0.1']); });
+    after(() => judge.stop());
+    const env = () => ({ MEDRL_JUDGE_URL: judge.url, MEDRL_JUDGE_MODEL: 'Judger', MEDRL_JUDGE_API_KEY: 'jk' });
+
+    it('diagnosis judged by an LLM: matches, mismatches, retries a 429, and says when no judge is set', async () => {
+      const res = await fn('diagnosis_judge.py', env()).run([
+        { data_source: 'diagagent', solution_str: 'The picture fits.\nFinal diagnosis: acute appendicitis', ground_truth: 'Acute appendicitis' },
+        { data_source: 'diagagent', solution_str: '<diagnosis>Community-acquired pneumonia</diagnosis>', ground_truth: 'Pulmonary embolism' },
+        { data_source: 'diagagent', solution_str: '<diagnosis>gout [[standin-fault:429x1]]</diagnosis>', ground_truth: 'gout' },
+        { data_source: 'diagagent', solution_str: '', ground_truth: 'gout' },
+      ]);
+      assert.deepEqual(res.map((r) => [r.score, r.error]), [[1, null], [0, null], [1, null], [0, null]]);
+      assert.match(String(res[0]!.detail!.judge_raw), /"label": "correct"/);
+      const noJudge = await fn('diagnosis_judge.py').run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
+      assert.match(noJudge[0]!.error!, /RuntimeError: MEDRL_JUDGE_URL is not set/);
+      const wrongKey = await fn('diagnosis_judge.py', { ...env(), MEDRL_JUDGE_API_KEY: 'bad' }).run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
+      assert.match(wrongKey[0]!.error!, /judge HTTP 401/);
+    });
+
+    it('ECG QA: closed answers by rule, free text by rule + judge (0-10), method from extra_info', async () => {
+      const ref = 'ST elevation in leads II, III and aVF: inferior STEMI';
+      const res = await fn('ecg_qa_hybrid.py', env()).run([
+        { data_source: 'ecg_expert_qa', solution_str: 'Reasoning...\n<answer>yes</answer>', ground_truth: 'yes' },
+        { data_source: 'ecg_expert_qa', solution_str: 'There is ST elevation in leads II, III and aVF, an inferior STEMI.', ground_truth: ref },
+        { data_source: 'ecg_expert_qa', solution_str: 'Normal sinus rhythm.', ground_truth: ref },
+        { data_source: 'ecg_expert_qa', solution_str: 'Normal sinus rhythm.', ground_truth: ref, extra_info: { method: 'rule' } },
+      ]);
+      assert.ok(res.every((r) => r.error === null), res.map((r) => r.error).join(' | '));
+      assert.deepEqual([res[0]!.score, res[0]!.detail!.judge], [1, null]);
+      assert.equal(res[1]!.detail!.rule, 1);
+      assert.ok((res[1]!.detail!.judge as number) >= 0.5 && res[1]!.score! >= 0.75);
+      assert.equal(res[2]!.detail!.rule, 0);
+      assert.ok(res[2]!.score! < 0.5);
+      assert.deepEqual([res[3]!.score, res[3]!.detail!.judge_raw], [0, null]);
+    });
+  });
+});

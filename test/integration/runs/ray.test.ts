@@ -1,0 +1,54 @@
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalHost } from '../../../src/core/remote/local-host';
+import { cancelRun } from '../../../src/core/runs/cancel-run';
+import { adaptExample, makeWorkspace, request, submitRun, waitForState } from './run-fixture';
+
+// No Ray can be installed here: the Ray scheduler is tested against the stand-in `ray` CLI (standins/bin/ray), which
+// prints exactly Ray's job CLI output and keeps its jobs in a folder.
+const host = new LocalHost();
+
+describe('the ray scheduler against the stand-in ray job CLI', () => {
+  before(() => {
+    process.env.MEDRL_STANDIN_RAY_DIR = mkdtempSync(join(tmpdir(), 'medrl-ray-'));
+  });
+
+  it('the ECG QA LoRA spec is submitted with ray job submit --no-wait, runs and succeeds', async () => {
+    const ws = makeWorkspace();
+    const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'env.MEDRL_STANDIN_STEP_SECONDS': '0.3' });
+    assert.equal(spec.scheduler, 'ray');
+    const { record } = await submitRun(request(ws, host, spec, text));
+    assert.equal(record.jobId, record.id, 'the run id is the Ray submission id');
+    const running = await waitForState(host, ws.runsDir, record.id, ['running', 'succeeded']);
+    assert.equal(running.state, 'running', 'ray job status says RUNNING');
+    const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost']);
+    assert.equal(done.state, 'succeeded', done.reason);
+    assert.match(readFileSync(join(record.dir, 'launch.sh'), 'utf8'), /actor_rollout_ref\.model\.lora_rank=32/);
+    assert.match(readFileSync(join(record.dir, 'metrics.jsonl'), 'utf8'), /"step": 4/);
+  });
+
+  it('a failing job is failed with its exit code; ray job stop cancels', async () => {
+    const ws = makeWorkspace();
+    const crash = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'env.MEDRL_STANDIN_CRASH_AT_STEP': '1', 'env.MEDRL_STANDIN_EXIT_CODE': '7' });
+    const a = (await submitRun(request(ws, host, crash.spec, crash.text))).record;
+    const failed = await waitForState(host, ws.runsDir, a.id, ['failed', 'succeeded', 'lost']);
+    assert.equal(failed.state, 'failed');
+    assert.equal(failed.exitCode, 7);
+    const hang = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'env.MEDRL_STANDIN_HANG_AT_STEP': '1' });
+    const b = (await submitRun(request(ws, host, hang.spec, hang.text))).record;
+    await waitForState(host, ws.runsDir, b.id, ['running']);
+    await cancelRun(host, b);
+    const cancelled = await waitForState(host, ws.runsDir, b.id, ['cancelled', 'failed', 'lost']);
+    assert.equal(cancelled.state, 'cancelled');
+  });
+
+  it('API keys cannot reach a Ray job without a file or a command line: the submit is refused and leaves no run', async () => {
+    const ws = makeWorkspace();
+    const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws);
+    await assert.rejects(submitRun(request(ws, host, spec, text, { runEnv: { vars: {}, secrets: { MEDRL_JUDGE_API_KEY: 'k' } } })), /cannot pass API keys/);
+    assert.deepEqual(readdirSync(ws.runsDir), []);
+  });
+});

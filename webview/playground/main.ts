@@ -1,0 +1,363 @@
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-textfield/index.js';
+import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+import '@vscode-elements/elements/dist/vscode-single-select/index.js';
+import '@vscode-elements/elements/dist/vscode-option/index.js';
+import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { connect, el } from '../shared/vscode-api';
+import { fromPlayground, toPlayground, type PlaygroundResult, type PlaygroundSample, type ScorerRef, type ToPlayground } from '../../src/protocol/playground';
+
+interface Field extends HTMLElement {
+  value: string;
+  checked?: boolean;
+}
+
+type Side = 'a' | 'b';
+type Init = Extract<ToPlayground, { type: 'init' }>;
+
+let init: Init | undefined;
+let samples: PlaygroundSample[] = [];
+let results: Record<Side, Array<PlaygroundResult | undefined>> = { a: [], b: [] };
+let labels: Record<string, string> = {};
+let sides: Side[] = ['a'];
+let running = false;
+let plot: uPlot | undefined;
+
+const api = connect(toPlayground, fromPlayground, onMessage);
+const app = document.getElementById('app')!;
+
+function button(text: string, icon: string, onClick: () => void, id: string, secondary = true): HTMLElement {
+  const b = el('vscode-button', { text });
+  b.id = id;
+  b.setAttribute('icon', icon);
+  if (secondary) b.setAttribute('secondary', '');
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+function select(id: string, label: string): Field {
+  const s = document.createElement('vscode-single-select') as unknown as Field;
+  s.id = id;
+  s.setAttribute('aria-label', label);
+  return s;
+}
+
+function textfield(id: string, placeholder: string, value = ''): Field {
+  const f = el('vscode-textfield') as unknown as Field;
+  f.id = id;
+  f.setAttribute('placeholder', placeholder);
+  f.setAttribute('aria-label', placeholder);
+  f.value = value;
+  return f;
+}
+
+// --- toolbar ------------------------------------------------------------------------------------------------------
+const scorerA = select('scorer-a', 'Scorer A');
+const scorerB = select('scorer-b', 'Scorer B (compare)');
+const hostPick = select('host', 'Host the reward functions run on');
+const threshold = textfield('threshold', 'pass threshold', '0.5');
+const bypass = document.createElement('vscode-checkbox') as unknown as Field;
+bypass.setAttribute('label', 'bypass judge cache');
+const ring = document.createElement('vscode-progress-ring');
+ring.hidden = true;
+const status = el('span', { className: 'status', text: 'Load samples, pick a reward function or a judge, run.' });
+status.id = 'status';
+status.setAttribute('role', 'status');
+const judgeParams = el('div', { className: 'muted judge-params' });
+const summary = el('div', { className: 'summary' });
+summary.id = 'summary';
+const problems = el('div', { className: 'problems' });
+
+const runAll = button('Run all', 'run-all', () => run(null), 'run-all', false);
+const runSelected = button('Run selected', 'play', () => run(checkedIndexes()), 'run-selected');
+const cancel = button('Cancel', 'debug-stop', () => api.post({ type: 'cancel' }), 'cancel');
+
+function scorerOf(value: string): ScorerRef | null {
+  if (!value) return null;
+  const [kind, ...rest] = value.split('\u0000');
+  if (kind === 'judge') return { kind: 'judge', name: rest[0]! };
+  return { kind: 'function', path: rest[0]!, name: rest[1] || undefined };
+}
+
+function run(indexes: number[] | null): void {
+  const a = scorerOf(scorerA.value);
+  if (!a) return setStatus('Pick scorer A: a reward function or a judge.', true);
+  const t = Number(threshold.value);
+  if (!hostPick.value) return setStatus('Pick the host reward functions run on.', true);
+  api.post({ type: 'run', a, b: scorerOf(scorerB.value), host: hostPick.value, indexes, threshold: Number.isFinite(t) ? t : 0.5, bypassCache: bypass.checked === true });
+}
+
+function setStatus(text: string, error = false): void {
+  status.textContent = text;
+  status.classList.toggle('error', error);
+}
+
+const toolbar = el('div', { className: 'toolbar' },
+  el('label', { text: 'A' }), scorerA, el('label', { text: 'B' }), scorerB, el('label', { text: 'on' }), hostPick, el('label', { text: 'pass ≥' }), threshold, bypass,
+  runAll, runSelected, cancel, ring);
+const fileBar = el('div', { className: 'toolbar' },
+  button('Load samples…', 'folder-opened', () => api.post({ type: 'pickDataset' }), 'load-samples'),
+  button('Load regression cases', 'history', () => withFunction((fn) => api.post({ type: 'loadCases', fn })), 'load-cases'),
+  button('Save expected as cases', 'save', () => withFunction((fn) => api.post({ type: 'saveCases', fn })), 'save-cases'),
+  button('Export CSV', 'export', () => api.post({ type: 'export', format: 'csv' }), 'export-csv'),
+  button('Export JSONL', 'json', () => api.post({ type: 'export', format: 'jsonl' }), 'export-jsonl'));
+
+function withFunction(fn: (ref: ScorerRef) => void): void {
+  const a = scorerOf(scorerA.value);
+  if (a?.kind !== 'function') return setStatus('Pick a reward function as scorer A: regression cases are kept next to it.', true);
+  fn(a);
+}
+
+// --- a sample typed by hand ---------------------------------------------------------------------------------------
+const newSource = textfield('new-data-source', 'data_source');
+const newSolution = el('vscode-textarea') as unknown as Field;
+newSolution.id = 'new-solution';
+newSolution.setAttribute('placeholder', 'solution_str (the model response)');
+const newTruth = textfield('new-ground-truth', 'ground_truth (text or JSON)');
+const newExtra = textfield('new-extra-info', 'extra_info (JSON, optional)');
+const addForm = el('details', { className: 'add' }, el('summary', { text: 'Add a sample by hand' }), newSource, newSolution, newTruth, newExtra,
+  button('Add sample', 'add', addSample, 'add-sample'));
+
+function parseMaybeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function addSample(): void {
+  if (!newSolution.value.trim()) return setStatus('A sample needs a solution_str.', true);
+  let extra: unknown = null;
+  if (newExtra.value.trim()) {
+    try {
+      extra = JSON.parse(newExtra.value);
+    } catch (err) {
+      return setStatus(`extra_info is not JSON: ${String(err)}`, true);
+    }
+  }
+  api.post({ type: 'addSample', sample: { data_source: newSource.value, solution_str: newSolution.value, ground_truth: parseMaybeJson(newTruth.value), extra_info: extra } });
+  newSolution.value = '';
+}
+
+// --- results ------------------------------------------------------------------------------------------------------
+const chart = el('div', { className: 'chart' });
+const table = el('table', { className: 'results' });
+table.id = 'results';
+const tbody = el('tbody');
+app.append(toolbar, judgeParams, fileBar, addForm, status, problems, summary, chart, el('div', { className: 'table-wrap' }, table));
+
+function short(value: unknown, max = 160): string {
+  const text = typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function fmt(score: number | null | undefined): string {
+  return score === null || score === undefined ? '–' : Number.isInteger(score) ? String(score) : score.toFixed(3);
+}
+
+function hasTraining(): boolean {
+  return samples.some((s) => s.trainingScore !== undefined);
+}
+
+function checkedIndexes(): number[] {
+  return [...tbody.querySelectorAll<HTMLInputElement>('input.pick:checked')].map((c) => Number(c.dataset.index));
+}
+
+function header(): void {
+  const cols = ['', '#', 'data_source', 'solution_str', 'ground_truth', 'expected', ...(hasTraining() ? ['training'] : [])];
+  for (const s of sides) cols.push(`${s.toUpperCase()} score`, `${s.toUpperCase()} answer / detail`, `${s.toUpperCase()} ms`, `${s.toUpperCase()} output`, `${s.toUpperCase()} error`);
+  const tr = el('tr');
+  for (const c of cols) tr.append(el('th', { text: c, title: c.startsWith('A ') ? labels.a ?? '' : c.startsWith('B ') ? labels.b ?? '' : '' }));
+  table.replaceChildren(el('thead', {}, tr), tbody);
+}
+
+function cellsFor(r: PlaygroundResult | undefined, expected: number | undefined): HTMLElement[] {
+  if (!r) return [el('td', { className: 'score', text: '' }), el('td'), el('td'), el('td'), el('td')];
+  const mismatch = expected !== undefined && r.score !== null && Math.abs(r.score - expected) > 1e-6;
+  const score = el('td', { className: `score${r.error ? ' failed' : ''}${mismatch ? ' mismatch' : ''}`, text: fmt(r.score), title: mismatch ? `expected ${expected}` : '' });
+  const answer = r.raw !== undefined ? `${r.raw}${r.attempts && r.attempts > 1 ? `  [${r.attempts} attempts]` : ''}${r.cached ? '  [cached]' : ''}` : r.detail ? JSON.stringify(r.detail) : '';
+  const output = [r.stdout, r.stderr].filter(Boolean).join('\n');
+  return [
+    score,
+    el('td', { className: 'text raw', text: short(answer, 300), title: answer }),
+    el('td', { className: 'num', text: String(Math.round(r.latencyMs)) }),
+    el('td', { className: 'text out', text: short(output, 200), title: output }),
+    el('td', { className: 'text error', text: short(r.error, 200), title: r.traceback ?? r.error ?? '' }),
+  ];
+}
+
+function row(i: number): HTMLTableRowElement {
+  const s = samples[i]!;
+  const pick = el('input', { className: 'pick' });
+  pick.type = 'checkbox';
+  pick.dataset.index = String(i);
+  const expected = el('input', { className: 'expected' });
+  expected.type = 'number';
+  expected.step = 'any';
+  expected.placeholder = 'mark';
+  expected.setAttribute('aria-label', `expected score of sample ${i}`);
+  if (s.expected !== undefined) expected.value = String(s.expected);
+  expected.addEventListener('change', () => {
+    const v = expected.value.trim() === '' ? null : Number(expected.value);
+    if (v !== null && !Number.isFinite(v)) return;
+    if (v === null) delete s.expected;
+    else s.expected = v;
+    api.post({ type: 'setExpected', index: i, expected: v });
+    renderRow(i);
+  });
+  const tr = el('tr', {}, el('td', {}, pick), el('td', { className: 'num', text: String(i) }), el('td', { text: s.data_source }),
+    el('td', { className: 'text', text: short(s.solution_str), title: s.solution_str }), el('td', { className: 'text', text: short(s.ground_truth), title: short(s.ground_truth, 5000) }),
+    el('td', {}, expected));
+  if (hasTraining()) tr.append(el('td', { className: 'num training', text: fmt(s.trainingScore) }));
+  tr.dataset.index = String(i);
+  for (const side of sides) tr.append(...cellsFor(results[side][i], s.expected));
+  return tr;
+}
+
+function renderRow(i: number): void {
+  const old = tbody.querySelector(`tr[data-index="${i}"]`);
+  if (old) old.replaceWith(row(i));
+}
+
+function renderTable(): void {
+  header();
+  tbody.replaceChildren(...samples.map((_, i) => row(i)));
+}
+
+function renderSummary(agreement?: Extract<ToPlayground, { type: 'runDone' }>['agreement'], against?: 'b' | 'training' | null): void {
+  const parts: string[] = [];
+  for (const s of sides) {
+    const rs = results[s].filter((r): r is PlaygroundResult => r !== undefined);
+    if (!rs.length) continue;
+    const scored = rs.filter((r) => r.score !== null).map((r) => r.score!);
+    const mean = scored.length ? scored.reduce((x, y) => x + y, 0) / scored.length : NaN;
+    const vsExpected = rs.filter((r) => samples[r.index]?.expected !== undefined);
+    const passed = vsExpected.filter((r) => r.score !== null && Math.abs(r.score - samples[r.index]!.expected!) <= 1e-6).length;
+    parts.push(`${s.toUpperCase()} (${labels[s] ?? ''}): ${rs.length} run, mean ${Number.isNaN(mean) ? '–' : mean.toFixed(3)}, ${rs.filter((r) => r.error).length} errors${vsExpected.length ? `, ${passed}/${vsExpected.length} match expected` : ''}`);
+  }
+  if (agreement) {
+    parts.push(`${against === 'training' ? 'Back-test: A against the training scores' : 'Agreement A vs B'} on ${agreement.n} samples: Pearson r ${fmt(agreement.pearson)}, Cohen's κ ${fmt(agreement.kappa)} (pass ≥ ${agreement.threshold}), same pass/fail ${agreement.agreement === null ? '–' : `${(agreement.agreement * 100).toFixed(1)}%`}${agreement.disagreements.length ? `; differ on #${agreement.disagreements.slice(0, 20).join(', #')}` : ''}`);
+  }
+  summary.replaceChildren(...parts.map((p) => el('div', { text: p })));
+  renderHistogram();
+}
+
+function renderHistogram(): void {
+  const bins = 10;
+  const all = sides.flatMap((s) => results[s].map((r) => r?.score).filter((x): x is number => typeof x === 'number'));
+  if (!all.length) {
+    plot?.destroy();
+    plot = undefined;
+    return;
+  }
+  let lo = Math.min(...all);
+  let hi = Math.max(...all);
+  if (lo === hi) { lo -= 0.5; hi += 0.5; }
+  const width = (hi - lo) / bins;
+  const xs = Array.from({ length: bins }, (_, i) => lo + (i + 0.5) * width);
+  const counts = sides.map((s) => {
+    const c = new Array<number>(bins).fill(0);
+    for (const r of results[s]) if (typeof r?.score === 'number') c[Math.min(bins - 1, Math.floor((r.score - lo) / width))]!++;
+    return c;
+  });
+  const style = getComputedStyle(document.body);
+  const colours = [style.getPropertyValue('--vscode-charts-blue') || '#3794ff', style.getPropertyValue('--vscode-charts-orange') || '#d18616'];
+  const bars = uPlot.paths.bars!({ size: [0.8 / sides.length, 60], align: 0 });
+  plot?.destroy();
+  plot = new uPlot({
+    width: Math.min(700, chart.clientWidth || 600), height: 160, title: 'Score histogram',
+    scales: { x: { time: false } },
+    axes: [{ stroke: style.getPropertyValue('--vscode-foreground') }, { stroke: style.getPropertyValue('--vscode-foreground') }],
+    series: [{ label: 'score' }, ...sides.map((s, k) => ({ label: `${s.toUpperCase()} count`, stroke: colours[k], fill: `${colours[k]!.trim()}88`, paths: bars }))],
+  }, [xs, ...counts], chart);
+}
+
+function fillSelect(s: Field, options: Array<[string, string]>, value: string): void {
+  s.replaceChildren(...options.map(([v, text]) => {
+    const o = document.createElement('vscode-option') as unknown as Field;
+    o.setAttribute('value', v);
+    o.textContent = text;
+    if (v === value) o.setAttribute('selected', '');
+    return o;
+  }));
+  s.value = value;
+}
+
+function showJudgeParams(): void {
+  if (!init) return;
+  const used = [scorerA.value, scorerB.value].map(scorerOf).filter((r): r is Extract<ScorerRef, { kind: 'judge' }> => r?.kind === 'judge');
+  judgeParams.textContent = used.map((r) => {
+    const j = init!.judges.find((x) => x.name === r.name);
+    return j ? `judge ${j.name}: ${j.model} at ${j.url}, temperature ${j.temperature}, seed ${j.seed ?? 'none'}, score ${j.parser}` : '';
+  }).join(' · ');
+}
+scorerA.addEventListener('change', showJudgeParams);
+scorerB.addEventListener('change', showJudgeParams);
+
+function onMessage(msg: ToPlayground): void {
+  switch (msg.type) {
+    case 'init': {
+      init = msg;
+      const options: Array<[string, string]> = [
+        ...msg.functions.map((f) => [`function\u0000${f.path}\u0000${f.name}`, `ƒ ${f.label} (${f.kind})`] as [string, string]),
+        ...msg.judges.map((j) => [`judge\u0000${j.name}`, `⚖ judge ${j.name} (${j.model})`] as [string, string]),
+      ];
+      const sel = msg.selected;
+      const selected = sel ? (sel.kind === 'judge' ? `judge\u0000${sel.name}` : options.find(([v]) => v.startsWith(`function\u0000${sel.path}\u0000${sel.name ?? ''}`))?.[0] ?? '') : options[0]?.[0] ?? '';
+      fillSelect(scorerA, options, selected);
+      fillSelect(scorerB, [['', '— none —'], ...options], '');
+      // A host picked earlier stays picked when medrl.yaml changes, as long as it is still there.
+      const host = msg.hosts.some((h) => h.name === hostPick.value) ? hostPick.value : msg.host;
+      fillSelect(hostPick, msg.hosts.map((h) => [h.name, h.kind === 'local' ? `${h.name} (this machine)` : `${h.name} (ssh)`]), host);
+      showJudgeParams();
+      if (!msg.trusted) setStatus('This workspace is not trusted: reward functions and judges do not run here.', true);
+      return;
+    }
+    case 'samples':
+      samples = msg.samples;
+      results = { a: [], b: [] };
+      renderTable();
+      renderSummary();
+      problems.replaceChildren(...msg.problems.map((p) => el('div', { text: p })));
+      setStatus(`${samples.length} samples from ${msg.source}${msg.problems.length ? `; ${msg.problems.length} rows could not be read (below)` : ''}.`, msg.problems.length > 0);
+      return;
+    case 'runStarted':
+      running = true;
+      ring.hidden = false;
+      sides = msg.sides;
+      labels = msg.labels;
+      for (const s of sides) results[s] = [];
+      renderTable();
+      setStatus(`Running 0/${msg.total}…`);
+      return;
+    case 'results':
+      for (const r of msg.results) {
+        results[msg.side][r.index] = r;
+        renderRow(r.index);
+      }
+      setStatus(`Running: ${msg.side.toUpperCase()} ${msg.done}/${msg.total}…`);
+      return;
+    case 'runDone':
+      running = false;
+      ring.hidden = true;
+      renderSummary(msg.agreement, msg.against);
+      setStatus(msg.cancelled ? 'Stopped.' : 'Done.');
+      return;
+    case 'notice':
+      setStatus(msg.message, msg.level === 'error');
+      return;
+  }
+}
+
+// Running keeps Run disabled until the batch ends.
+setInterval(() => {
+  runAll.toggleAttribute('disabled', running);
+  runSelected.toggleAttribute('disabled', running);
+  cancel.toggleAttribute('disabled', !running);
+}, 250);
+api.post({ type: 'ready' });
