@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
+import { activeFileUri } from '../active-file';
 
 /** A dataset file: a host name and the absolute path on that host. */
 export interface DatasetRef {
@@ -28,7 +29,7 @@ export function datasetRefFromArg(arg: unknown): DatasetRef | undefined {
     if (typeof a.path === 'string') return { host: typeof a.host === 'string' ? a.host : LOCAL_HOST, path: a.path };
   }
   if (arg === undefined) {
-    const uri = vscode.window.activeTextEditor?.document.uri;
+    const uri = activeFileUri();
     return uri?.scheme === 'file' ? { host: LOCAL_HOST, path: uri.fsPath } : undefined;
   }
   return undefined;

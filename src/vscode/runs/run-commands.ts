@@ -19,6 +19,7 @@ import { toDiagnostic } from '../config/workspace-config-state';
 import type { Ctx } from '../ctx';
 import type { RunsNode, RunsTree } from './runs-tree';
 import { RUN_FILE_SCHEME, RunFileProvider, runFileUri } from './run-file-provider';
+import { activeFileUri } from '../active-file';
 
 /**
  * Services env for a run (MEDRL_<NAME>_URL/_MODEL from the spec's services and medrl.yaml judges, API keys from
@@ -75,7 +76,7 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   };
 
   const specDocument = async (arg: unknown): Promise<vscode.TextDocument> => {
-    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    const uri = arg instanceof vscode.Uri ? arg : activeFileUri();
     if (!uri) throw new Error('open a run spec (configs/*.yaml) first');
     return vscode.workspace.openTextDocument(uri);
   };

@@ -13,6 +13,7 @@ import { workspaceHosts } from '../checkpoints/checkpoints-tree';
 import { requireTrust, standinsFor } from '../checkpoints/checkpoint-commands';
 import { ServiceKeys } from './service-keys';
 import type { ServiceNode, ServicesTree } from './services-tree';
+import { activeFileUri } from '../active-file';
 
 type SvcArg = Extract<ServiceNode, { kind: 'service' }>;
 
@@ -74,7 +75,8 @@ export function registerServiceCommands(ctx: Ctx, state: WorkspaceConfigState, p
 
   ctx.command('medrl.services.startFromSpec', async (uri?: vscode.Uri) => {
     requireTrust();
-    const doc = uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
+    const file = uri ?? activeFileUri();
+    const doc = file && (await vscode.workspace.openTextDocument(file));
     if (!doc) throw new Error('open a run spec (configs/*.yaml) first');
     const spec = loadYamlWithSchema(doc.getText(), runSpecSchema, vscode.workspace.asRelativePath(doc.uri));
     const launches = serviceLaunchesOfSpec(spec);
