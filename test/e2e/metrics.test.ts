@@ -76,12 +76,26 @@ async function waitForPoints(frame: FrameLocator, chart: string, n: number, time
   }, timeoutMs);
 }
 
-/** Answers VS Code's own open/save dialog (the simple file dialog in code-server) with a path. */
+/** Answers VS Code's own save dialog (the simple file dialog in code-server) with a file path. */
 async function answerDialog(page: Page, path: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor();
   await input.fill(path);
   await page.waitForTimeout(300);
+  await page.keyboard.press('Enter');
+}
+
+/**
+ * Answers the simple open dialog titled `title` with a folder: types its path and presses Enter only once the dialog
+ * lists that folder (just `..` and its subfolders). Earlier, the dialog may still show where it started and take that.
+ */
+async function answerFolderDialog(page: Page, title: string, dir: string): Promise<void> {
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor();
+  await page.locator('.quick-input-widget input').fill(`${dir}/`);
+  await until(() => `the dialog to list ${dir}`, async () => {
+    const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row .label-name').allInnerTexts();
+    return rows.includes('..') && rows.every((r) => r === '..' || existsSync(join(dir, r.trim()))) ? true : undefined;
+  }, 15_000);
   await page.keyboard.press('Enter');
 }
 
@@ -103,7 +117,7 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     const b = submit(demo, 'grpo-b', 4, 0.2);
     const a = submit(demo, 'grpo-a', STEPS, 3);
     await runCommand(page, 'MedRL: Open Run Dashboard');
-    await answerDialog(page, `${a.dir}/`);
+    await answerFolderDialog(page, 'A run folder', a.dir);
     const frame = webview(page);
     await frame.locator('section.chart[data-chart="reward"]').waitFor({ timeout: 60_000 });
     // While the trainer runs, the reward chart gains points as steps are logged, without reopening anything.

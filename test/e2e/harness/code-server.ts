@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync, readdirSync, statSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { after, before } from 'node:test';
 import { startSshd, type SshdFixture } from '../../integration/fixtures/sshd';
@@ -33,6 +33,8 @@ export class CodeServer {
   private browser: Browser | undefined;
   port = 0;
   output = '';
+  /** Pages opened; a test closes its page when it passes, so one still open at stop() is a failed test's. */
+  private readonly pages: Page[] = [];
 
   constructor(readonly home: string = mkdtempSync(join(tmpdir(), 'medrl-e2e-'))) {
     this.userDataDir = join(home, 'user-data');
@@ -95,6 +97,7 @@ export class CodeServer {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
     });
     const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
+    this.pages.push(page);
     await page.goto(`http://127.0.0.1:${this.port}/?folder=${encodeURIComponent(folder)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     await page.locator('.activitybar').waitFor({ timeout: 60_000 });
@@ -108,6 +111,7 @@ export class CodeServer {
   }
 
   async stop(): Promise<void> {
+    await this.reportOpenPages();
     await this.browser?.close();
     this.browser = undefined;
     if (this.proc && this.proc.exitCode === null) {
@@ -116,6 +120,21 @@ export class CodeServer {
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
       if (this.proc.exitCode === null) this.proc.kill('SIGKILL');
     }
+  }
+
+  /** For each page a failed test left open: a screenshot, the notifications shown and the end of the extension's log. */
+  private async reportOpenPages(): Promise<void> {
+    const open = this.pages.filter((p) => !p.isClosed());
+    for (const [i, page] of open.entries()) {
+      try {
+        await screenshot(page, `failed-${basename(this.home)}-${i}`);
+        const toasts = await page.locator('.notification-list-item-message').allInnerTexts();
+        console.log(`[e2e] notifications on the failed test's page: ${toasts.length ? toasts.join(' | ') : 'none'}`);
+      } catch (err) {
+        console.log(`[e2e] could not report the failed test's page: ${(err as Error).message}`);
+      }
+    }
+    if (open.length) console.log(`[e2e] end of the extension's log:\n${this.extensionLog().split('\n').slice(-40).join('\n')}`);
   }
 }
 
