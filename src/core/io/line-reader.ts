@@ -43,6 +43,12 @@ export interface LineBytes {
   complete: boolean;
 }
 
+/** A range being read, and the buffer it is read into. */
+interface Pending {
+  into: Buffer;
+  data: Promise<Buffer>;
+}
+
 const NL = 0x0a;
 const CR = 0x0d;
 
@@ -55,26 +61,38 @@ export function readLines(host: Host, path: string, opts: ReadLinesOptions = {})
   return lines(host, path, opts, (buf, from, to, start, end, complete) => ({ text: buf.toString('utf8', from, to), start, end, complete }));
 }
 
-/** readLines without decoding: each line's bytes inside the chunk that was read (valid to keep: chunks are never reused). */
+/**
+ * readLines without decoding: each line's bytes inside the chunk that was read, valid until the next line is asked for
+ * (chunk buffers are recycled: a reader going through a 1 GB log allocates a few buffers, not one per range).
+ */
 export function readLineBytes(host: Host, path: string, opts: ReadLinesOptions = {}): AsyncGenerator<LineBytes> {
   return lines(host, path, opts, (buf, from, to, start, end, complete) => ({ buf, from, to, start, end, complete }));
 }
 
-/** The reader behind both: `make` turns a line's bytes into what is yielded (one generator, one await per line). */
+/**
+ * The reader behind both: `make` turns a line's bytes into what is yielded (one generator, one await per line). A chunk's
+ * buffer is reused for a later range once the reader moves past it, so what the reader keeps longer (the unfinished
+ * line at a chunk's end) is copied.
+ */
 async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make: (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean) => T): AsyncGenerator<T> {
   const chunkSize = opts.chunkSize ?? 1 << 20;
   const readAhead = opts.readAhead ?? 0;
   const stop = opts.end ?? Infinity;
   const needles = opts.matching?.map((s) => Buffer.from(s));
   const matches = (b: Buffer) => !needles || needles.some((n) => b.includes(n));
-  const read = (at: number) => host.readFile(path, { start: at, end: at + chunkSize });
+  /** Chunk buffers free to read into; a read that is under way holds its own. */
+  const free: Buffer[] = [];
+  const read = (at: number): Pending => {
+    const into = free.pop() ?? Buffer.allocUnsafe(chunkSize);
+    return { into, data: host.readFile(path, { start: at, end: at + chunkSize, into }) };
+  };
   let pos = opts.start ?? 0;
   /** An unfinished line from earlier chunks, and where it starts. */
   let carry: Buffer[] = [];
   let carryStart = pos;
   // Ranges being read ahead, in order, and where the next one starts. Only what may be needed is read ahead: a line
   // that crosses `end` is still read whole, on demand.
-  const ahead: Promise<Buffer>[] = [];
+  const ahead: Pending[] = [];
   let readPos = pos;
   const fill = () => {
     while (ahead.length < readAhead && readPos < stop) {
@@ -83,15 +101,20 @@ async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make:
     }
   };
   fill();
+  /** The buffer of the chunk being read: free again once the caller asks for the line after its last one. */
+  let current: Buffer | undefined;
   try {
     for (;;) {
+      if (current) free.push(current);
       opts.signal?.throwIfAborted();
-      let chunk: Buffer;
-      if (ahead.length) chunk = await ahead.shift()!;
+      let next: Pending;
+      if (ahead.length) next = ahead.shift()!;
       else {
-        chunk = await read(readPos);
+        next = read(readPos);
         readPos += chunkSize;
       }
+      current = next.into;
+      const chunk = await next.data;
       const base = pos;
       pos += chunk.length;
       const eof = chunk.length < chunkSize;
@@ -101,7 +124,7 @@ async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make:
         // The line that crosses into this chunk: joined from its pieces (the only copy the reader makes).
         const nl = chunk.indexOf(NL);
         if (nl === -1) {
-          carry.push(chunk);
+          carry.push(Buffer.from(chunk));
           if (eof) break;
           continue;
         }
@@ -149,7 +172,7 @@ async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make:
       }
       if (base + lineStart >= stop) return;
       if (lineStart < chunk.length) {
-        carry = [chunk.subarray(lineStart)];
+        carry = [Buffer.from(chunk.subarray(lineStart))];
         carryStart = base + lineStart;
       }
       if (eof) break;
@@ -161,6 +184,6 @@ async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make:
   } finally {
     // A caller that stops early (or the end of the file) leaves ranges read ahead unused: wait for them so no read
     // outlives the reader. Their errors, if any, concern bytes nobody asked for.
-    for (const p of ahead) await p.catch(() => undefined);
+    for (const p of ahead) await p.data.catch(() => undefined);
   }
 }

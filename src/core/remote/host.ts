@@ -53,6 +53,13 @@ export interface PortForward {
   close(): Promise<void>;
 }
 
+/** A byte range of a file to read, and maybe the buffer to read it into. */
+export interface ReadRange {
+  start: number;
+  end?: number;
+  into?: Buffer;
+}
+
 /**
  * A machine that runs jobs and holds files: the built-in local host or an SSH host. Every remote feature (runs,
  * checkpoints, datasets, episodes, services, reward workers) goes through this interface, so each works the same on both.
@@ -63,8 +70,12 @@ export interface Host {
   readonly kind: 'local' | 'ssh';
   exec(script: string, opts?: ExecOptions): Promise<ExecResult>;
   spawn(script: string, opts?: Omit<ExecOptions, 'stdin' | 'timeoutMs'>): Promise<SpawnedProcess>;
-  /** Reads a file, or the byte range [start, end) of it, without reading the rest. */
-  readFile(path: string, range?: { start: number; end?: number }): Promise<Buffer>;
+  /**
+   * Reads a file, or the byte range [start, end) of it, without reading the rest. `into`: a buffer of at least
+   * end - start bytes the host may fill and return a view of, so a reader going through a large file in ranges
+   * recycles its buffers instead of allocating one per range.
+   */
+  readFile(path: string, range?: ReadRange): Promise<Buffer>;
   /**
    * The bytes of a file from `start` (to `end`, else to its end) as they arrive, without holding the whole range: for
    * transfers. Stopping the iteration early, or `signal`, stops the read on the host.

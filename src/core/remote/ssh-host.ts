@@ -2,7 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { posix } from 'node:path';
 import type { Client, ClientChannel, SFTPWrapper, Stats } from 'ssh2';
-import { collectExec, execChecked, HostFileNotFoundError, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type SpawnedProcess } from './host';
+import { collectExec, execChecked, HostFileNotFoundError, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
 import { BatchShell } from './batch-shell';
 import { resolveSshRoute } from './ssh-config';
 import { connectRoute, SshConnectError, type SshContext } from './ssh-connect';
@@ -347,9 +347,10 @@ export class SshHost implements Host {
     return new Promise<T>((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T))));
   }
 
-  async readFile(path: string, range?: { start: number; end?: number }): Promise<Buffer> {
+  async readFile(path: string, range?: ReadRange): Promise<Buffer> {
     const start = range?.start ?? 0;
-    if (range?.end !== undefined && range.end - start >= STREAM_MIN) return this.readStream(path, start, range.end);
+    const into = range?.into;
+    if (range?.end !== undefined && range.end - start >= STREAM_MIN) return this.readStream(path, start, range.end, into);
     return this.track(`reading ${path}`, async (conn) => {
       const sftp = await this.sftp(conn);
       const handle = await this.req<Buffer>((cb) => sftp.open(sftpPath(path), 'r', cb)).catch(this.notFound(path));
@@ -359,7 +360,7 @@ export class SshHost implements Host {
           end = (await this.req<Stats>((cb) => sftp.fstat(handle, cb))).size;
           if (end - start >= STREAM_MIN) return undefined;
         }
-        return await this.readSftp(sftp, handle, start, end);
+        return await this.readSftp(sftp, handle, start, end, into);
       } finally {
         sftp.close(handle, () => undefined);
       }
@@ -367,9 +368,9 @@ export class SshHost implements Host {
   }
 
   /** Small ranges over SFTP: many read requests in flight at once, each into its place in the buffer. */
-  private async readSftp(sftp: SFTPWrapper, handle: Buffer, start: number, end: number): Promise<Buffer> {
+  private async readSftp(sftp: SFTPWrapper, handle: Buffer, start: number, end: number, into: Buffer | undefined): Promise<Buffer> {
     const total = Math.max(0, end - start);
-    const buf = Buffer.allocUnsafe(total);
+    const buf = into && into.length >= total ? into.subarray(0, total) : Buffer.allocUnsafe(total);
     let next = 0;
     let eof = total;
     const worker = async () => {
@@ -393,8 +394,13 @@ export class SshHost implements Host {
     return eof === total ? buf : buf.subarray(0, eof);
   }
 
-  /** Large ranges in one piece, from the stream below. */
-  private async readStream(path: string, start: number, end?: number): Promise<Buffer> {
+  /** Large ranges in one piece, from the stream below (into the caller's buffer when it has room). */
+  private async readStream(path: string, start: number, end?: number, into?: Buffer): Promise<Buffer> {
+    if (into && end !== undefined && into.length >= end - start) {
+      let n = 0;
+      for await (const c of this.readChunks(path, { start, end })) n += c.copy(into, n);
+      return into.subarray(0, n);
+    }
     const chunks: Buffer[] = [];
     for await (const c of this.readChunks(path, { start, end })) chunks.push(c);
     return Buffer.concat(chunks);

@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import { readLines, type Line } from '../../../src/core/io/line-reader';
+import { readLineBytes, readLines, type Line } from '../../../src/core/io/line-reader';
+import { seededRandom } from '../../../src/core/random/seeded-random';
 
 async function all(it: AsyncIterable<Line>): Promise<Line[]> {
   const out: Line[] = [];
@@ -47,5 +48,27 @@ describe('readLines', () => {
     const got = await all(readLines(h, file, { end: 30, chunkSize: 64 }));
     assert.deepEqual(got.map((l) => l.text), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
     assert.ok(h.stats().bytesRead <= 128, `read ${h.stats().bytesRead} bytes`);
+  });
+
+  it('recycles its chunk buffers while reading ahead, and every line is still whole and right, also with a needle', async () => {
+    // Lines from empty to several chunks long, so lines cross one, two and more chunk boundaries.
+    const rng = seededRandom(7);
+    const lines = Array.from({ length: 1000 }, (_, i) => `${i % 5 === 0 ? 'step:' : 'noise '}${i} ${'x'.repeat(Math.floor(rng() ** 4 * 300))}`);
+    const file = join(dir, 'recycled.log');
+    writeFileSync(file, lines.join('\n') + '\n');
+    for (const chunkSize of [16, 61, 4096]) {
+      for (const matching of [undefined, ['step:']]) {
+        const buffers = new Set<ArrayBufferLike>();
+        const got: string[] = [];
+        for await (const l of readLineBytes(host, file, { chunkSize, readAhead: 2, matching })) {
+          if (Math.floor(l.start / chunkSize) === Math.floor((l.end - 1) / chunkSize)) buffers.add(l.buf.buffer);
+          got.push(l.buf.toString('utf8', l.from, l.to));
+        }
+        const want = matching ? lines.filter((l) => l.startsWith('step:')) : lines;
+        assert.deepEqual(got, want, `chunk ${chunkSize}, matching ${matching}`);
+        // Lines inside one chunk lie in the recycled buffers: one being read and two read ahead.
+        assert.ok(buffers.size <= 3, `chunk ${chunkSize}: lines in ${buffers.size} buffers`);
+      }
+    }
   });
 });

@@ -58,6 +58,13 @@ describe('SshHost against a real sshd on loopback', () => {
     const bigPastEnd = await host.readFile('~/big.bin', { start: 25_000_000, end: 30_000_000 });
     assert.ok(bigPastEnd.equals(whole.subarray(25_000_000)));
     await assert.rejects(host.readFile('~/runs/nope.bin', { start: 0, end: 5_000_000 }), /no such file or folder: ~\/runs\/nope.bin/);
+    // Into the caller's buffer (a reader recycling its chunks): a view of it, over SFTP and streamed, short at the end.
+    const into = Buffer.alloc(3_000_000, 0xee);
+    for (const [start, end] of [[7, 70_007], [1_000_003, 4_000_003], [24_000_000, 27_000_000]] as const) {
+      const got = await host.readFile('~/big.bin', { start, end, into });
+      assert.equal(got.buffer, into.buffer, `range ${start}-${end} read into the given buffer`);
+      assert.ok(got.equals(whole.subarray(start, end)), `range ${start}-${end}`);
+    }
     const before = host.stats().bytesRead;
     await host.readFile('~/big.bin', { start: 0, end: 2_000_000 });
     assert.equal(host.stats().bytesRead - before, 2_000_000, 'a range read reads only its bytes');
