@@ -16,6 +16,7 @@ const PID = [0x70, 0x69, 0x64, 0x3d]; // "pid="
 const STEP = [0x73, 0x74, 0x65, 0x70, 0x3a]; // "step:"
 /** Bytes that end a key on the fast path: ':', and what needs a closer look (space, ESC, CR, '{', '"'). */
 const KEY_STOP = new Uint8Array(256);
+const NO_WORDS = new Int32Array(0);
 for (const c of [COLON, SPACE, ESC, 0x0d, 0x7b, 0x22]) KEY_STOP[c] = 1;
 
 /**
@@ -46,6 +47,13 @@ export class StepLineScan<Slot = unknown> {
   readonly slots: (Slot | undefined)[] = [];
   /** The keys of the lines scanned so far, by position: each key's bytes the last time it changed. */
   readonly keys: Uint8Array[] = [];
+  /**
+   * keys[i] as 32-bit words (its last len % 4 bytes left out), to compare four bytes at a time; NO_WORDS where keys[i]
+   * holds a byte that stops the fast path.
+   */
+  readonly keyWords: Int32Array[] = [];
+  /** A view of the buffer being scanned, for its 32-bit reads at any offset. */
+  private view: DataView = new DataView(new ArrayBuffer(0));
   readonly dec = new DecimalScan();
   private stripped = new Uint8Array(0);
 
@@ -55,6 +63,13 @@ export class StepLineScan<Slot = unknown> {
     this.lastBad = false;
     this.badStep = undefined;
     this.otherFormat = false;
+  }
+
+  /** A DataView of b's memory (made again only when the buffer changes: the line reader recycles a few). */
+  viewOf(b: Uint8Array): DataView {
+    const buffer = b.buffer;
+    if (this.view.buffer !== buffer) this.view = new DataView(buffer);
+    return this.view;
   }
 
   key(i: number): string {
@@ -73,8 +88,11 @@ export class StepLineScan<Slot = unknown> {
       let eq = k !== undefined && k.length === len;
       for (let j = 0; eq && j < len; j++) eq = k![j] === this.bytes[ks + j];
       if (!eq) {
-        this.keys[n] = new Uint8Array(this.bytes.subarray(ks, ke));
+        const key = new Uint8Array(this.bytes.subarray(ks, ke));
+        this.keys[n] = key;
         this.slots[n] = undefined;
+        const plain = key.every((c) => KEY_STOP[c] === 0);
+        this.keyWords[n] = plain ? new Int32Array(key.buffer, 0, len >> 2) : NO_WORDS;
       }
     }
     if (n === this.values.length) {
@@ -221,18 +239,37 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
     i = end;
   }
   out.step = step;
+  const dv = out.viewOf(b);
+  const base = b.byteOffset;
   while (i < to) {
     const start = i + 3;
-    // Fast path: a key without ':' or odd bytes (compared with the previous line's key as it is read), then a plain
-    // number (or np.float64(number)) ending at a separator.
-    const prev = out.keys[out.count];
-    let same = prev !== undefined;
+    // Fast path: a key without ':' or odd bytes, then a plain number (or np.float64(number)) ending at a separator.
+    // The key is most likely the previous line's at this position: compared four bytes at a time, else read byte by
+    // byte (a key with a stop byte is never matched whole, so the byte loop sees what that byte means).
+    const words = out.keyWords[out.count];
+    let same = false;
     let j = start;
-    let c = 0;
-    for (; j < to; j++) {
-      c = b[j]!;
-      if (KEY_STOP[c] !== 0) break;
-      if (same && prev![j - start] !== c) same = false;
+    let c = COLON;
+    if (words !== undefined && words !== NO_WORDS) {
+      const key = out.keys[out.count]!;
+      const len = key.length;
+      if (start + len < to && b[start + len] === COLON) {
+        const at = base + start;
+        let w = 0;
+        while (w < words.length && dv.getInt32(at + 4 * w, true) === words[w]) w++;
+        if (w === words.length) {
+          let k = w * 4;
+          while (k < len && b[start + k] === key[k]) k++;
+          same = k === len;
+        }
+      }
+    }
+    if (same) j += out.keys[out.count]!.length;
+    else {
+      for (; j < to; j++) {
+        c = b[j]!;
+        if (KEY_STOP[c] !== 0) break;
+      }
     }
     if (c === COLON && j > start && j < to) {
       let vs = j + 1;
@@ -250,8 +287,7 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
         let end = dec.end;
         if (close > 0) end = b[end] === 0x29 ? end + 1 : -1;
         if (end === to || (end > 0 && isSep(b, end, to))) {
-          const n = out.push(start, j, same && prev!.length === j - start);
-          out.values[n] = dec.value;
+          out.values[out.push(start, j, same)] = dec.value;
           i = end;
           continue;
         }

@@ -9,6 +9,8 @@ import { RunMetrics, openMetricsSource } from '../../../src/core/metrics/run-met
 import { headline, lastStep, metricsAtStep } from '../../../src/core/metrics/headline';
 import { parseVerlConsoleLine } from '../../../src/core/metrics/verl-console';
 import { parseTrlDict } from '../../../src/core/metrics/trl-log';
+import { MetricLogParser } from '../../../src/core/metrics/metric-log-parser';
+import { seededRandom } from '../../../src/core/random/seeded-random';
 
 const FIX = join(__dirname, '../../fixtures/metrics');
 const host = new LocalHost();
@@ -75,6 +77,38 @@ describe('verl console lines', () => {
     assert.equal(value(s, 3, 'critic/score/mean'), 0.30000000000000004);
     assert.equal(value(s, 4, 'critic/score/mean'), 0.54);
     assert.equal(value(s, 5, 'critic/score/mean'), 0.55);
+  });
+
+  it('keys that change from one line to the next (a byte apart anywhere, longer, shorter, spaced, with a colon) are read as written', () => {
+    // The scanner matches each key against the previous line's key at its position: a differential check against a
+    // fresh scanner per line, over keys mutated at random.
+    const rng = seededRandom(11);
+    const base = ['actor/pg_loss', 'critic/score/mean', 'timing_s/gen', 'perf/throughput', 'response_length/clip_ratio', 'a', 'kl'];
+    const mutate = (k: string): string => {
+      const r = rng();
+      const at = Math.floor(rng() * k.length);
+      if (r < 0.5) return k;
+      if (r < 0.7) return `${k.slice(0, at)}${String.fromCharCode(97 + Math.floor(rng() * 26))}${k.slice(at + 1)}`;
+      if (r < 0.8) return `${k}x`;
+      if (r < 0.85) return k.slice(0, -1) || 'z';
+      if (r < 0.9) return ` ${k}`;
+      if (r < 0.95) return `${k.slice(0, at)}:${k.slice(at)}`;
+      return `${k.slice(0, at)} ${k.slice(at)}`;
+    };
+    const parser = new MetricLogParser();
+    const want = new Map<number, Record<string, number>>();
+    for (let step = 1; step <= 400; step++) {
+      const keys = base.map(mutate);
+      const line = `step:${step} - ${keys.map((k, i) => `${k}:${(step * 7 + i) / 8}`).join(' - ')}`;
+      const bytes = Buffer.from(`${line}\n`);
+      parser.feedBytes({ buf: bytes, from: 0, to: bytes.length - 1, start: 0 });
+      want.set(step, parseVerlConsoleLine(line)!.metrics);
+    }
+    for (let i = 0; i < parser.series.length; i++) {
+      const rec = parser.series.row(i);
+      assert.deepEqual(rec.metrics, want.get(rec.step), `step ${rec.step}`);
+    }
+    assert.equal(parser.series.length, 400);
   });
 
   it('ignores lines that only mention step: and parses a bare step line', () => {
