@@ -42,27 +42,34 @@ export function listRunsScript(runsDir: string, only?: string): string {
   return `cd ${runsDir.startsWith('~/') ? `"$HOME"/${shellQuote(runsDir.slice(2))}` : shellQuote(runsDir)} 2>/dev/null || exit 0
 slurm=0; ray=""; sched=""
 # One awk pass reads every run.json (it may be pretty-printed: its lines are joined; JSON strings hold no raw line breaks or
-# tabs) with the run's exit_code, ended and cancelled files, one line per run: DIR, =EXIT or -, =ENDED or -, C or nothing, JSON,
-# tab-separated. The shell's read builtin takes a byte per system call: reading these files with it made a refresh of 100
-# runs ten times slower.
+# tabs) with the run's exit_code, ended and cancelled files, and prints each run's lines: R DIR, J JSON, X EXIT, D ENDED, C
+# (cancelled); then P PID DIR for a pid to check and K slurm|ray DIR for an unfinished job to ask its scheduler about.
+# The shell only runs kill -0 and collects the K lines: its read builtin takes a byte per system call, and its pattern
+# expansions over each run's JSON made a refresh of 100 runs ten times slower.
 recs=$(awk '
 function field(file,   line, r) { r = (getline line < file); close(file); return r < 0 ? "-" : "=" line }
-function out(   x) { x = field(d "/${f.exitCode}"); printf "%s\\t%s\\t%s\\t%s\\t%s\\n", d, x, (x == "-" ? "-" : field(d "/${f.ended}")), (field(d "/${f.cancelled}") == "-" ? "" : "C"), j }
+function out(   x, p) {
+  if (d !~ /^[a-z0-9][a-z0-9-]*$/) return
+  printf "R %s\\nJ %s\\n", d, j
+  x = field(d "/${f.exitCode}")
+  if (x != "-") { printf "X %s\\n", substr(x, 2); x = field(d "/${f.ended}"); if (x != "-") printf "D %s\\n", substr(x, 2) }
+  else if (j ~ /"scheduler": ?"slurm"/) printf "K slurm %s\\n", d
+  else if (j ~ /"scheduler": ?"ray"/) printf "K ray %s\\n", d
+  if (field(d "/${f.cancelled}") != "-") print "C"
+  if (match(j, /"pid": *[0-9]+/)) { p = substr(j, RSTART, RLENGTH); sub(/^"pid": */, "", p); printf "P %s %s\\n", p, d }
+}
 FNR == 1 { if (NR > 1) out(); d = FILENAME; sub("/${f.record}$", "", d); j = "" }
 { j = j " " $0 }
 END { if (NR) out() }' ${only ?? '[a-z0-9]*'}/${f.record} 2>/dev/null)
+printf '%s\\n' "$recs"
 set -f; IFS='
 '
 for rec in $recs; do
-  d=\${rec%%\t*}; rest=\${rec#*\t}; x=\${rest%%\t*}; rest=\${rest#*\t}; e=\${rest%%\t*}; rest=\${rest#*\t}; c=\${rest%%\t*}; j=\${rest#*\t}
-  case $d in *[!a-z0-9-]*) continue;; esac
-  printf 'R %s\\nJ %s\\n' "$d" "$j"
-  case $j in *'"pid":'*) p=\${j#*'"pid":'}; p=\${p%%[,\\}]*}; p=\${p#"\${p%%[![:space:]]*}"}; p=\${p%"\${p##*[![:space:]]}"}; kill -0 "$p" 2>/dev/null && echo A;; esac
-  case $x in
-    =*) printf 'X %s\\n' "\${x#=}"; case $e in =*) printf 'D %s\\n' "\${e#=}";; esac;;
-    *) case $j in *'"scheduler":"slurm"'*|*'"scheduler": "slurm"'*) slurm=1; sched="$sched $d";; *'"scheduler":"ray"'*|*'"scheduler": "ray"'*) ray="$ray $d"; sched="$sched $d";; esac;;
+  case $rec in
+    'P '*) p=\${rec#P }; d=\${p#* }; kill -0 "\${p%% *}" 2>/dev/null && printf 'A %s\\n' "$d";;
+    'K slurm '*) slurm=1; sched="$sched \${rec#K slurm }";;
+    'K ray '*) d=\${rec#K ray }; ray="$ray $d"; sched="$sched $d";;
   esac
-  [ "$c" = C ] && echo C
 done
 unset IFS; set +f
 # Sizes and tails of every log in two commands (not per run): tail -v puts a "==> DIR/output.log <==" line before each.
@@ -103,7 +110,10 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
     const cur = raw[raw.length - 1];
     if (tag === 'R ') raw.push({ dir: rest, json: '', alive: false, cancelled: false, logSize: 0, logTail: '' });
     else if (tag === 'J ' && cur) cur.json = rest;
-    else if (line === 'A' && cur) cur.alive = true;
+    else if (tag === 'A ') {
+      const run = raw.find((x) => x.dir === rest);
+      if (run) run.alive = true;
+    }
     else if (line === 'C' && cur) cur.cancelled = true;
     else if (tag === 'X ' && cur) cur.exitCode = rest.trim();
     else if (tag === 'D ' && cur) cur.ended = rest.trim();

@@ -67,7 +67,7 @@ describe('run states from the listing', () => {
   const state = (lines: string[]) => parseRunListing('h', '/r', lines.join('\n')).runs[0]!;
 
   it('ssh: alive is running, dead without exit_code is lost, exit codes decide the rest, cancel wins over a kill', () => {
-    assert.equal(state(['R a', `J ${rec({ pid: 5 })}`, 'A']).state, 'running');
+    assert.equal(state(['R a', `J ${rec({ pid: 5 })}`, 'P 5 a', 'A a']).state, 'running');
     assert.equal(state(['R a', `J ${rec({ pid: 5 })}`]).state, 'lost');
     assert.equal(state(['R a', `J ${rec({ pid: 5 })}`, 'X 0']).state, 'succeeded');
     const failed = state(['R a', `J ${rec({ pid: 5 })}`, 'X 137']);
