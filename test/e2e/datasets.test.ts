@@ -1,11 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
-import { CodeServer, ROOT, focusPane, openMedrlContainer, pane, runCommand, screenshot } from './harness/code-server';
+import { ROOT, focusPane, openMedrlContainer, pane, runCommand, screenshot, codeServerForSuite } from './harness/code-server';
 
 /** The page inside the active webview (VS Code nests it in two iframes). */
 function webview(page: Page): FrameLocator {
@@ -13,13 +13,7 @@ function webview(page: Page): FrameLocator {
 }
 
 describe('datasets: see and check training data in real VS Code (code-server + Chromium)', () => {
-  const cs = new CodeServer();
-  before(async () => {
-    await cs.start();
-  });
-  after(async () => {
-    await cs.stop();
-  });
+  const cs = codeServerForSuite();
 
   it('the demo training file shows its kind, rows and breakdown in the tree, and its rows in the preview', async () => {
     const demo = join(mkdtempSync(join(tmpdir(), 'medrl-ds-demo-')), 'demo');

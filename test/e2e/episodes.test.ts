@@ -1,11 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
-import { CodeServer, ROOT, freePort, screenshot } from './harness/code-server';
+import { ROOT, freePort, screenshot, codeServerForSuite } from './harness/code-server';
 
 /** The replay webview: code-server puts each webview in an iframe with the page in an inner #active-frame. */
 function replayFrame(page: Page): FrameLocator {
@@ -39,13 +39,7 @@ async function openFromExplorer(page: Page, name: string): Promise<FrameLocator>
 const ep = (frame: FrameLocator) => frame.locator('.episode');
 
 describe('episode replay in real VS Code (code-server + Chromium)', () => {
-  const cs = new CodeServer();
-  before(async () => {
-    await cs.start();
-  });
-  after(async () => {
-    await cs.stop();
-  });
+  const cs = codeServerForSuite();
 
   it('opens a run\'s dumps, filters by score, steps through an episode\'s turns and compares the prompt across steps', async () => {
     const ws = mkdtempSync(join(tmpdir(), 'medrl-episodes-'));

@@ -1,19 +1,13 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CodeServer, ROOT, openMedrlContainer, pane, runCommand, screenshot } from './harness/code-server';
+import { ROOT, openMedrlContainer, pane, runCommand, screenshot, codeServerForSuite } from './harness/code-server';
 
 describe('foundation: the packaged extension in real VS Code (code-server + Chromium)', () => {
-  const cs = new CodeServer();
-  before(async () => {
-    await cs.start();
-  });
-  after(async () => {
-    await cs.stop();
-  });
+  const cs = codeServerForSuite();
 
   it('a new user sees the MedRL container, its four views and their welcome text, and can create medrl.yaml', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'medrl-empty-'));

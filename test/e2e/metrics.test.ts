@@ -1,4 +1,4 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { FrameLocator, Page } from 'playwright-core';
-import { CodeServer, ROOT, openMedrlContainer, runCommand, screenshot } from './harness/code-server';
+import { ROOT, openMedrlContainer, runCommand, screenshot, codeServerForSuite } from './harness/code-server';
 
 /** Training steps of the watched run. */
 const STEPS = 12;
@@ -100,13 +100,7 @@ async function answerFolderDialog(page: Page, title: string, dir: string): Promi
 }
 
 describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', () => {
-  const cs = new CodeServer();
-  before(async () => {
-    await cs.start({ 'files.simpleDialog.enable': true });
-  });
-  after(async () => {
-    await cs.stop();
-  });
+  const cs = codeServerForSuite({ 'files.simpleDialog.enable': true });
 
   it('charts a run of the stand-in verl trainer as its steps arrive, overlays a second run and exports the visible data as CSV', async () => {
     const demo = demoWorkspace();

@@ -203,6 +203,18 @@ export async function focusPane(page: Page, title: string): Promise<void> {
   if ((await own.getAttribute('aria-expanded')) === 'false') await own.click();
 }
 
+/** For a describe() of E2E tests: a code-server (with these user settings) started before its tests and stopped after. */
+export function codeServerForSuite(extraSettings: Record<string, unknown> = {}): CodeServer {
+  const cs = new CodeServer();
+  before(async () => {
+    await cs.start(extraSettings);
+  });
+  after(async () => {
+    await cs.stop();
+  });
+  return cs;
+}
+
 /**
  * For a describe() whose tests need an SSH host: a code-server and a real sshd on loopback, started before the tests and stopped
  * after. code-server runs with HOME = its temp home, so the fixture writes the alias to its ~/.ssh/config and known_hosts there.
