@@ -1,9 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
-import { Client, utils, type AnyAuthMethod, type AuthenticationType, type ParsedKey } from 'ssh2';
+import type * as Ssh2 from 'ssh2';
+import type { Client, AnyAuthMethod, AuthenticationType, ParsedKey } from 'ssh2';
 import type { AuthPrompter, SecretStore } from './auth-prompter';
 import { hostKeyFromBlob, HostKeyError, knownHostKeyTypes, verifyHostKey } from './known-hosts';
 import type { SshEndpoint, SshPaths, SshRoute } from './ssh-config';
+
+/**
+ * ssh2, loaded on the first SSH connection rather than with the extension: evaluating it took a third of the bundle's load
+ * time, and a workspace with only the local host never needs it.
+ */
+let ssh2: typeof Ssh2 | undefined;
+function loadSsh2(): typeof Ssh2 {
+  return (ssh2 ??= require('ssh2') as typeof Ssh2);
+}
 
 /** What every SSH connection of a window (or a CLI run) shares: where the OpenSSH files are, how to ask, what was answered. */
 export interface SshContext {
@@ -128,7 +138,7 @@ function authSteps(ep: SshEndpoint, ctx: SshContext, hostLabel: string): { next(
 async function loadKey(file: string, ctx: SshContext, hostLabel: string): Promise<ParsedKey | undefined> {
   const data = readFileSync(file);
   const parse = (passphrase?: string) => {
-    const k = utils.parseKey(data, passphrase);
+    const k = loadSsh2().utils.parseKey(data, passphrase);
     return Array.isArray(k) ? (k[0] as ParsedKey | Error) : k;
   };
   const plain = parse();
@@ -163,7 +173,7 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
   const hostLabel = label(ep);
   const timeoutMs = ctx.connectTimeoutMs ?? ep.connectTimeoutMs ?? 15_000;
   const auth = authSteps(ep, ctx, hostLabel);
-  const client = new Client();
+  const client = new (loadSsh2().Client)();
   return new Promise<Client>((resolve, reject) => {
     let failure: Error | undefined;
     let settled = false;
