@@ -86,16 +86,27 @@ async function answerDialog(page: Page, path: string): Promise<void> {
 }
 
 /**
- * Answers the simple open dialog titled `title` with a folder: types its path and presses Enter only once the dialog
- * lists that folder (just `..` and its subfolders). Earlier, the dialog may still show where it started and take that.
+ * Answers the simple open dialog titled `title` with a folder, as a user does: types its path, and presses Enter once the
+ * dialog shows that path and lists that folder (just `..` and its subfolders) for three looks in a row. The dialog fills
+ * in where it starts (the workspace folder) a moment after it opens and may write over what was typed before that (seen
+ * in CI): then the path is typed again.
  */
 async function answerFolderDialog(page: Page, title: string, dir: string): Promise<void> {
   await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor();
-  await page.locator('.quick-input-widget input').fill(`${dir}/`);
-  await until(() => `the dialog to list ${dir}`, async () => {
+  const input = page.locator('.quick-input-widget input');
+  const want = `${dir}/`;
+  let steady = 0;
+  await until(() => `the dialog to show and list ${dir} (steady for ${steady} of 3 looks)`, async () => {
+    if ((await input.inputValue()) !== want) {
+      await input.fill(want);
+      steady = 0;
+      return undefined;
+    }
     const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row .label-name').allInnerTexts();
-    return rows.includes('..') && rows.every((r) => r === '..' || existsSync(join(dir, r.trim()))) ? true : undefined;
-  }, 15_000);
+    const listed = rows.includes('..') && rows.every((r) => r === '..' || existsSync(join(dir, r.trim())));
+    steady = listed ? steady + 1 : 0;
+    return steady >= 3 ? true : undefined;
+  }, 20_000);
   await page.keyboard.press('Enter');
 }
 
