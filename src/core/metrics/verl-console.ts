@@ -261,11 +261,11 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
           let k = w * 4;
           while (k < len && b[start + k] === key[k]) k++;
           same = k === len;
+          if (same) j = start + len;
         }
       }
     }
-    if (same) j += out.keys[out.count]!.length;
-    else {
+    if (!same) {
       for (; j < to; j++) {
         c = b[j]!;
         if (KEY_STOP[c] !== 0) break;

@@ -97,6 +97,11 @@ export interface Host {
 }
 
 /** Thrown when a path does not exist on a host; says which host and path. */
+/** Where a range of `len` bytes is read: the caller's `into` when it has room (a view of it), else a new unzeroed buffer. */
+export function rangeBuffer(len: number, into: Buffer | undefined): Buffer {
+  return into && into.length >= len ? into.subarray(0, len) : Buffer.allocUnsafe(len);
+}
+
 export class HostFileNotFoundError extends Error {
   constructor(readonly host: string, readonly path: string) {
     super(`${host}: no such file or folder: ${path}`);

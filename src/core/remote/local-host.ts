@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { mkdir, open, readdir, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { LOCAL_HOST } from '../config/workspace-config';
-import { collectExec, HostFileNotFoundError, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
+import { collectExec, HostFileNotFoundError, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
 
 function expand(path: string): string {
   if (path === '~') return homedir();
@@ -61,8 +61,7 @@ export class LocalHost implements Host {
       const start = Math.min(range?.start ?? 0, size);
       const end = Math.min(range?.end ?? size, size);
       // Unzeroed (or the caller's): the reads below fill it, and a short read is trimmed, so no stale bytes are returned.
-      const len = Math.max(0, end - start);
-      const buf = range?.into && range.into.length >= len ? range.into.subarray(0, len) : Buffer.allocUnsafe(len);
+      const buf = rangeBuffer(Math.max(0, end - start), range?.into);
       let off = 0;
       while (off < buf.length) {
         const { bytesRead } = await fh.read(buf, off, buf.length - off, start + off);

@@ -2,7 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { posix } from 'node:path';
 import type { Client, ClientChannel, SFTPWrapper, Stats } from 'ssh2';
-import { collectExec, execChecked, HostFileNotFoundError, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
+import { collectExec, execChecked, HostFileNotFoundError, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
 import { BatchShell } from './batch-shell';
 import { resolveSshRoute } from './ssh-config';
 import { connectRoute, SshConnectError, type SshContext } from './ssh-connect';
@@ -370,7 +370,7 @@ export class SshHost implements Host {
   /** Small ranges over SFTP: many read requests in flight at once, each into its place in the buffer. */
   private async readSftp(sftp: SFTPWrapper, handle: Buffer, start: number, end: number, into: Buffer | undefined): Promise<Buffer> {
     const total = Math.max(0, end - start);
-    const buf = into && into.length >= total ? into.subarray(0, total) : Buffer.allocUnsafe(total);
+    const buf = rangeBuffer(total, into);
     let next = 0;
     let eof = total;
     const worker = async () => {
