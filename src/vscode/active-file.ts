@@ -10,3 +10,10 @@ export function activeFileUri(): vscode.Uri | undefined {
   if (input instanceof vscode.TabInputText || input instanceof vscode.TabInputCustom || input instanceof vscode.TabInputNotebook) return input.uri;
   return vscode.window.activeTextEditor?.document.uri;
 }
+
+/** The run spec a command was given (a file URI) or, from the palette, the one the user is looking at. */
+export async function runSpecDocument(arg: unknown): Promise<vscode.TextDocument> {
+  const uri = arg instanceof vscode.Uri ? arg : activeFileUri();
+  if (!uri) throw new Error('open a run spec (configs/*.yaml) first');
+  return vscode.workspace.openTextDocument(uri);
+}

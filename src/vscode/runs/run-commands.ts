@@ -19,7 +19,7 @@ import { toDiagnostic } from '../config/workspace-config-state';
 import type { Ctx } from '../ctx';
 import type { RunsNode, RunsTree } from './runs-tree';
 import { RUN_FILE_SCHEME, RunFileProvider, runFileUri } from './run-file-provider';
-import { activeFileUri } from '../active-file';
+import { runSpecDocument } from '../active-file';
 
 /**
  * Services env for a run (MEDRL_<NAME>_URL/_MODEL from the spec's services and medrl.yaml judges, API keys from
@@ -75,12 +75,6 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
     return { spec, specText: text, specFile: uri.fsPath, workspaceRoot: root.fsPath, host: await pool.get(hostName), hostConfig, runEnv: await runEnvFor(spec) };
   };
 
-  const specDocument = async (arg: unknown): Promise<vscode.TextDocument> => {
-    const uri = arg instanceof vscode.Uri ? arg : activeFileUri();
-    if (!uri) throw new Error('open a run spec (configs/*.yaml) first');
-    return vscode.workspace.openTextDocument(uri);
-  };
-
   const submitText = async (uri: vscode.Uri, spec: RunSpec, text: string, specDoc?: vscode.TextDocument): Promise<void> => {
     requireTrust('Submitting runs');
     const req = await requestFor(uri, spec, text);
@@ -104,7 +98,7 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   };
 
   ctx.command('medrl.submitRun', async (arg: unknown) => {
-    const doc = await specDocument(arg);
+    const doc = await runSpecDocument(arg);
     if (doc.isDirty) await doc.save();
     const loaded = loadSpec(doc);
     if (!loaded) {
@@ -115,7 +109,7 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   });
 
   ctx.command('medrl.previewLaunchScript', async (arg: unknown) => {
-    const doc = await specDocument(arg);
+    const doc = await runSpecDocument(arg);
     const loaded = loadSpec(doc);
     if (!loaded) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has problems (see the Problems panel)`);
     const run = await prepareRun(await requestFor(doc.uri, loaded.spec, loaded.text));

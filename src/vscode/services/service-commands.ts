@@ -13,7 +13,7 @@ import { workspaceHosts } from '../checkpoints/checkpoints-tree';
 import { requireTrust, standinsFor } from '../checkpoints/checkpoint-commands';
 import { ServiceKeys } from './service-keys';
 import type { ServiceNode, ServicesTree } from './services-tree';
-import { activeFileUri } from '../active-file';
+import { runSpecDocument } from '../active-file';
 
 type SvcArg = Extract<ServiceNode, { kind: 'service' }>;
 
@@ -75,9 +75,7 @@ export function registerServiceCommands(ctx: Ctx, state: WorkspaceConfigState, p
 
   ctx.command('medrl.services.startFromSpec', async (uri?: vscode.Uri) => {
     requireTrust();
-    const file = uri ?? activeFileUri();
-    const doc = file && (await vscode.workspace.openTextDocument(file));
-    if (!doc) throw new Error('open a run spec (configs/*.yaml) first');
+    const doc = await runSpecDocument(uri);
     const spec = loadYamlWithSchema(doc.getText(), runSpecSchema, vscode.workspace.asRelativePath(doc.uri));
     const launches = serviceLaunchesOfSpec(spec);
     if (!launches.length) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has no services to start (services: entries without judge:)`);
