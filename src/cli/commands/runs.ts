@@ -5,7 +5,7 @@ import { openWorkspace } from '../host-pool';
 import { resolveHosts, type ResolvedHost, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { formatProblem } from '../../core/errors/located-error';
 import { requireRunSpec } from '../../core/runs/load-run-spec';
-import { checkPreparedRun, prepareRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
+import { planRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
 import { listAllRuns, findRun } from '../../core/runs/run-catalog';
 import { listRuns } from '../../core/runs/list-runs';
 import { cancelRun } from '../../core/runs/cancel-run';
@@ -45,8 +45,7 @@ export const submitCommand: Command = {
       const hostName = (ctx.values.host as string | undefined) ?? spec.host ?? config.defaults.host;
       const req: SubmitRequest = { spec, specText: text, specFile, workspaceRoot: dirname(file), host: await pool.get(hostName), hostConfig: hostEntry(config, hostName) };
       if (ctx.values['dry-run']) {
-        const run = await prepareRun(req);
-        const problems = await checkPreparedRun(req, run);
+        const { run, problems } = await planRun(req);
         if (ctx.json) printJson(ctx, { id: run.id, dir: run.dir, host: hostName, scheduler: run.scheduler.name, launchScript: run.files[RUN_FILES.launch], files: Object.keys(run.files), problems });
         else {
           ctx.stdout.write(run.files[RUN_FILES.launch]!);

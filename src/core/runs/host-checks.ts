@@ -17,6 +17,14 @@ export interface HostCheckInputs {
   workdir: string;
   setup: string[];
   files: NeededFile[];
+  /** The trainer's Python distribution: its installed version picks the launch flags. */
+  distribution: string;
+}
+
+/** What the checks found: the problems, and the trainer's version on the host when it is installed. */
+export interface HostCheckResult {
+  problems: Problem[];
+  version?: string;
 }
 
 const MARK = '@@medrl';
@@ -32,6 +40,7 @@ export function hostCheckScript(inp: HostCheckInputs): string {
   if (spec.framework === 'verl') lines.push(`python3 -c 'import verl' >/dev/null 2>&1 || echo '${MARK} F verl (python3 -c "import verl")'`);
   else if (spec.entry) lines.push(`command -v accelerate >/dev/null 2>&1 || echo '${MARK} F accelerate (the accelerate command)'`);
   else lines.push(`command -v trl >/dev/null 2>&1 || echo '${MARK} F trl (the trl command)'`);
+  lines.push(`echo "${MARK} V $(python3 -c 'import sys; from importlib import metadata; print(metadata.version(sys.argv[1]))' ${shellQuote(inp.distribution)} 2>/dev/null)"`);
   if (inp.scheduler === 'slurm') lines.push(`command -v sbatch >/dev/null 2>&1 || echo '${MARK} S sbatch'`);
   if (inp.scheduler === 'ray') lines.push(`command -v ray >/dev/null 2>&1 || echo '${MARK} S ray'`);
   return lines.join('\n');
@@ -41,11 +50,12 @@ export function hostCheckScript(inp: HostCheckInputs): string {
  * Checks what the run needs on its host before anything is written there: files exist, enough GPUs, the framework
  * importable after the setup lines, the scheduler's command present. Every failure is a problem naming the spec field.
  */
-export async function checkHost(host: Host, inp: HostCheckInputs): Promise<Problem[]> {
+export async function checkHost(host: Host, inp: HostCheckInputs): Promise<HostCheckResult> {
   const r = await host.exec(`bash -c ${shellQuote(hostCheckScript(inp))}`, { timeoutMs: 120_000 });
   if (r.code !== 0) throw new Error(`${host.name}: the checks before submitting failed to run (exit code ${r.code}): ${r.stderr.trim()}`);
   const at = { host: host.name, file: inp.specFile };
   const problems: Problem[] = [];
+  let version: string | undefined;
   const gpus = inp.spec.resources?.gpusPerNode ?? 1;
   for (const line of r.stdout.split('\n')) {
     if (!line.startsWith(`${MARK} `)) continue;
@@ -59,7 +69,8 @@ export async function checkHost(host: Host, inp: HostCheckInputs): Promise<Probl
     } else if (tag === 'G' && Number(arg) < gpus) {
       problems.push({ ...at, field: 'resources.gpusPerNode', severity: 'error', message: `the run needs ${gpus} GPU(s) but ${host.name} has ${arg} (nvidia-smi -L)` });
     } else if (tag === 'F') problems.push({ ...at, field: 'framework', severity: 'error', message: `${inp.spec.framework} is not available on ${host.name} after the setup lines: ${arg} failed` });
+    else if (tag === 'V') version = arg.trim() || undefined;
     else if (tag === 'S') problems.push({ ...at, field: 'scheduler', severity: 'error', message: `the ${inp.scheduler} scheduler needs the ${arg} command on ${host.name}` });
   }
-  return problems;
+  return { problems, version };
 }

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { shellQuote } from '../remote/shell-quote';
 import { RUN_FILES } from './run-record';
-import type { TrainerCommand } from './trainer-command';
+import type { TrainerCommand } from './trainer';
 
 /**
  * Environment a run gets from outside its spec: the services it needs (MEDRL_<NAME>_URL/_MODEL, from the spec's

@@ -14,6 +14,8 @@ export const runRecordSchema = z.object({
   pid: z.int().optional(),
   pgid: z.int().optional(),
   jobId: z.string().optional(),
+  /** The trainer's version on the host when the run was submitted (it picked the launch flags). */
+  trainerVersion: z.string().optional(),
   service: z
     .object({
       port: z.int(),

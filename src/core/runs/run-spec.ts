@@ -86,6 +86,13 @@ export const runSpecSchema = z
       })
       .optional(),
     services: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'service names are letters, digits and _'), serviceSchema).optional(),
+    wandb: z
+      .strictObject({
+        project: z.string().min(1).describe('W&B project (verl trainer.project_name; TRL WANDB_PROJECT).'),
+        entity: z.string().min(1).optional().describe('W&B team or user (WANDB_ENTITY).'),
+      })
+      .optional()
+      .describe('Also log to Weights & Biases (the key comes from SecretStorage or WANDB_API_KEY, never a file or argv).'),
     overrides: z.record(z.string().min(1), overrideValue).optional().describe('Trainer keys passed through untouched (verl Hydra keys, TRL flags).'),
   })
   .superRefine((s, ctx) => {

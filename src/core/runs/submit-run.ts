@@ -8,8 +8,7 @@ import type { RunSpec } from './run-spec';
 import { makeRunId } from './run-id';
 import { RUN_FILES, type RunRecord } from './run-record';
 import { asList, hostPath, modelPath, type HostDirs } from './host-paths';
-import { buildVerlCommand } from './verl-command';
-import { buildTrlCommand } from './trl-command';
+import { trainerFor } from './trainers';
 import { NO_RUN_ENV, renderJobScript, renderLaunchScript, secretsInput, type RunEnv } from './launch-script';
 import { checkHost, type NeededFile } from './host-checks';
 import { schedulerFor } from './schedulers';
@@ -44,7 +43,7 @@ export interface PreparedRun {
 }
 
 /** Builds the run (id, folder, launch.sh) without touching the host beyond resolving `~`: what --dry-run shows. */
-export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.spec.name, req.now)): Promise<PreparedRun> {
+export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.spec.name, req.now), version?: string): Promise<PreparedRun> {
   const { spec, host, hostConfig } = req;
   const home = await host.resolvePath('~');
   const workdirSpec = spec.workdir ?? hostConfig.workdir ?? (host.kind === 'local' ? req.workspaceRoot : '~');
@@ -62,8 +61,8 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
     files[name] = text;
     rewardFile = posix.join(dir, name);
   }
-  const inputs = { spec, id, dir, dirs, rewardFile };
-  const command = spec.framework === 'verl' ? buildVerlCommand(inputs) : buildTrlCommand(inputs);
+  const inputs = { spec, id, dir, dirs, rewardFile, version };
+  const command = trainerFor(spec.framework).command(inputs);
   const setup = [...hostConfig.setup, ...(spec.setup ?? [])];
   const runEnv = req.runEnv ?? NO_RUN_ENV;
   const scheduler = schedulerFor(spec.scheduler ?? hostConfig.scheduler);
@@ -88,6 +87,7 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
     scheduler: scheduler.name,
     created: (req.now ?? new Date()).toISOString(),
     dir,
+    ...(version ? { trainerVersion: version } : {}),
   };
   Object.assign(files, scheduler.files({ id, dir, spec }, setup));
   return { id, dir, workdir: dirs.workdir, record, files, scheduler, setup, neededFiles: neededFiles(spec, dirs) };
@@ -106,9 +106,17 @@ function neededFiles(spec: RunSpec, dirs: HostDirs): NeededFile[] {
   return out;
 }
 
-/** The checks on the host before submitting (files, GPUs, framework, scheduler command). */
-export function checkPreparedRun(req: SubmitRequest, run: PreparedRun): Promise<Problem[]> {
-  return checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: run.scheduler.name, workdir: run.workdir, setup: run.setup, files: run.neededFiles });
+/**
+ * A run as it would be submitted, and every problem found before anything is written: what the real trainer would
+ * refuse in the spec, then the checks on the host (files, GPUs, the trainer and its version, the scheduler command).
+ * The launch script is built for the trainer version found on the host.
+ */
+export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: PreparedRun; problems: Problem[] }> {
+  const trainer = trainerFor(req.spec.framework);
+  const first = await prepareRun(req, id);
+  const checked = await checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: first.scheduler.name, workdir: first.workdir, setup: first.setup, files: first.neededFiles, distribution: trainer.distribution });
+  const run = checked.version ? await prepareRun(req, first.id, checked.version) : first;
+  return { run, problems: [...trainer.problems(req.spec, req.specFile), ...checked.problems] };
 }
 
 /** Writes run.json through a temporary file and a rename, so a listing never reads half of it. */
@@ -154,11 +162,13 @@ export async function startRunFolder(host: Host, run: { id: string; dir: string;
  */
 export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun; record: RunRecord }> {
   const secrets = secretsInput((req.runEnv ?? NO_RUN_ENV).secrets);
-  let run = await prepareRun(req);
-  const problems = await checkPreparedRun(req, run);
+  const planned = await planRun(req);
+  let run = planned.run;
+  const problems = planned.problems;
   if (problems.some((p) => p.severity === 'error')) throw new LocatedError(`${run.record.name} was not submitted: ${req.host.name} is not ready`, problems);
+  const version = run.record.trainerVersion;
   for (let attempt = 0; !(await createRunFolder(req.host, run.dir, attempt >= 4)); attempt++) {
-    run = await prepareRun(req); // the folder exists already: a new random suffix
+    run = await prepareRun(req, undefined, version); // the folder exists already: a new random suffix
   }
   const record = await startRunFolder(req.host, run, secrets);
   return { run, record };

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
-import { buildVerlCommand, hydraValue } from '../../../src/core/runs/verl-command';
-import { buildTrlCommand } from '../../../src/core/runs/trl-command';
+import { hydraValue, verlTrainer } from '../../../src/core/runs/verl-trainer';
+import { trlTrainer } from '../../../src/core/runs/trl-trainer';
 import { makeRunId, RUN_ID_PATTERN } from '../../../src/core/runs/run-id';
 import { parseRunListing } from '../../../src/core/runs/list-runs';
 import { progressFromLog } from '../../../src/core/runs/log-progress';
@@ -19,7 +19,7 @@ const inputs = (file: string) => ({ spec: spec(file), id: 'r1', dir: '/home/u/.m
 
 describe('launchers', () => {
   it('verl: GRPO with group size, LoRA, custom reward, file logger and outputs in the run folder; overrides last', () => {
-    const cmd = buildVerlCommand(inputs('ecg-qa-verl-grpo-lora.yaml'));
+    const cmd = verlTrainer.command(inputs('ecg-qa-verl-grpo-lora.yaml'));
     assert.deepEqual(cmd.argv.slice(0, 3), ['python3', '-m', 'verl.trainer.main_ppo']);
     for (const w of ['algorithm.adv_estimator=grpo', 'data.train_files=/home/u/ecg-qa/data/verl/train.parquet', 'actor_rollout_ref.rollout.n=5', 'actor_rollout_ref.model.lora_rank=32', 'actor_rollout_ref.model.target_modules=all-linear', 'custom_reward_function.path=/home/u/.medrl/runs/r1/reward/r.py', "trainer.logger=['console','file']", 'trainer.default_local_dir=/home/u/.medrl/runs/r1/checkpoints', 'trainer.rollout_data_dir=/home/u/.medrl/runs/r1/rollouts', 'trainer.nnodes=2', 'trainer.n_gpus_per_node=8', 'actor_rollout_ref.rollout.load_format=safetensors']) {
       assert.ok(cmd.argv.includes(w), `${w} in ${cmd.argv.join(' ')}`);
@@ -29,11 +29,11 @@ describe('launchers', () => {
   });
 
   it('TRL: trl sft with accelerate flags passed through; GRPO logs completions and uses the reward model', () => {
-    const sft = buildTrlCommand(inputs('doctor-trl-sft.yaml'));
+    const sft = trlTrainer.command(inputs('doctor-trl-sft.yaml'));
     assert.deepEqual(sft.argv.slice(0, 2), ['trl', 'sft']);
     assert.ok(sft.argv.join(' ').includes('--output_dir /home/u/.medrl/runs/r1/output'));
     assert.ok(sft.argv.join(' ').includes('--accelerate_config zero3'));
-    const grpo = buildTrlCommand(inputs('doctor-trl-grpo.yaml'));
+    const grpo = trlTrainer.command(inputs('doctor-trl-grpo.yaml'));
     assert.ok(grpo.argv.join(' ').includes('--reward_funcs FreedomIntelligence/medical_o1_verifier_3B'));
     assert.ok(grpo.argv.join(' ').includes('--log_completions true'));
   });

@@ -8,7 +8,7 @@ import { LocalHost } from '../../../src/core/remote/local-host';
 import type { Host } from '../../../src/core/remote/host';
 import { startSshd } from '../fixtures/sshd';
 import { shellQuote } from '../../../src/core/remote/shell-quote';
-import { buildVerlCommand } from '../../../src/core/runs/verl-command';
+import { verlTrainer } from '../../../src/core/runs/verl-trainer';
 import { renderLaunchScript } from '../../../src/core/runs/launch-script';
 import type { RunSpec } from '../../../src/core/runs/run-spec';
 
@@ -40,7 +40,7 @@ async function checkQuoting(host: Host, numRuns: number): Promise<void> {
         mkdirSync(workdir, { recursive: true });
         const overrides = Object.fromEntries(values.map((v, i) => [`trainer.custom_${i}`, v]));
         const spec = { name, framework: 'verl', algorithm: 'grpo', model: 'Qwen/Qwen2.5-0.5B-Instruct', data: { train: join(workdir, 'train.parquet') }, reward: { model: 'rm' }, overrides, env: { MEDRL_TEST_VALUE: envValue } } as unknown as RunSpec;
-        const command = buildVerlCommand({ spec, id: 'quoting-run', dir, dirs: { home: root, workdir } });
+        const command = verlTrainer.command({ spec, id: 'quoting-run', dir, dirs: { home: root, workdir } });
         const script = renderLaunchScript({ id: 'quoting-run', name, dir, workdir, setup: [`export PATH=${shellQuote(bin)}:"$PATH"`], env: spec.env!, command, summary: 'quoting test' });
         writeFileSync(join(dir, 'launch.sh'), script);
         const out = join(dir, 'argv');

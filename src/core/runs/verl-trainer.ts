@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { RUN_FILES } from './run-record';
 import { asList, hostPath, modelPath } from './host-paths';
-import type { LaunchInputs, OverrideValue, TrainerCommand } from './trainer-command';
+import type { LaunchInputs, OverrideValue, Trainer, TrainerCommand } from './trainer';
 
 /** A value as Hydra's override grammar reads it; strings from the spec's overrides pass through untouched. */
 export function hydraValue(v: OverrideValue): string {
@@ -24,7 +24,7 @@ function files(list: string[]): string {
  * Trainer outputs go into the run folder (metrics.jsonl via VERL_FILE_LOGGER_PATH, rollouts/, validation/, checkpoints/) so
  * metrics, replay and checkpoints find them; the spec's own `overrides` come last and win.
  */
-export function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
+function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
   const { spec, dir, dirs } = inp;
   const res = { nodes: spec.resources?.nodes ?? 1, gpus: spec.resources?.gpusPerNode ?? 1 };
   const train = asList(spec.data.train).map((p) => hostPath(p, dirs));
@@ -83,3 +83,11 @@ function setTrainer(set: (k: string, v: string) => void, inp: LaunchInputs, res:
   set('trainer.logger', "['console','file']");
   set('trainer.default_local_dir', hydraString(posix.join(inp.dir, RUN_FILES.checkpoints)));
 }
+
+/** verl (volcengine/verl): Hydra overrides on `verl.trainer.main_ppo` / `fsdp_sft_trainer`. */
+export const verlTrainer: Trainer = {
+  framework: 'verl',
+  distribution: 'verl',
+  command: buildVerlCommand,
+  problems: () => [],
+};

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { RUN_FILES } from './run-record';
 import { asList, hostPath, modelPath } from './host-paths';
-import type { LaunchInputs, OverrideValue, TrainerCommand } from './trainer-command';
+import type { LaunchInputs, OverrideValue, Trainer, TrainerCommand } from './trainer';
 
 /** A spec override as TRL command-line words: `--key value` (lists: `--key a b`; null: the bare flag). */
 function flag(key: string, v: OverrideValue): string[] {
@@ -15,7 +15,7 @@ function flag(key: string, v: OverrideValue): string[] {
  * `accelerate launch [--config_file F] script.py ...` for a custom script (`entry`). Output goes to the run folder's
  * output/ (checkpoint-N, completions/) and GRPO logs its completions.
  */
-export function buildTrlCommand(inp: LaunchInputs): TrainerCommand {
+function buildTrlCommand(inp: LaunchInputs): TrainerCommand {
   const { spec, dir, dirs } = inp;
   const processes = (spec.resources?.nodes ?? 1) * Math.max(1, spec.resources?.gpusPerNode ?? 1);
   const output = posix.join(dir, RUN_FILES.trlOutput);
@@ -44,3 +44,11 @@ export function buildTrlCommand(inp: LaunchInputs): TrainerCommand {
   if (spec.algorithm === 'ppo') throw new Error('TRL PPO has no `trl` subcommand (it lives in trl.experimental.ppo): give the run an `entry.script`');
   return { argv: ['trl', spec.algorithm, ...common, ...reward, ...completions, '--num_processes', String(processes), ...overrides], env: {}, pythonPath };
 }
+
+/** TRL (huggingface/trl): the `trl` CLI, or `accelerate launch` of the run's own script. */
+export const trlTrainer: Trainer = {
+  framework: 'trl',
+  distribution: 'trl',
+  command: buildTrlCommand,
+  problems: () => [],
+};

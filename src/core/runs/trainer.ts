@@ -1,0 +1,40 @@
+import type { RunSpec } from './run-spec';
+import type { HostDirs } from './host-paths';
+import type { Problem } from '../errors/located-error';
+
+/** The trainer's command line as words (each is shell-quoted when the launch script is written) and its environment. */
+export interface TrainerCommand {
+  argv: string[];
+  env: Record<string, string>;
+  /** A folder put first on PYTHONPATH (e.g. the uploaded reward module's). */
+  pythonPath?: string;
+}
+
+/** What a launcher needs to know about the run being prepared. */
+export interface LaunchInputs {
+  spec: RunSpec;
+  id: string;
+  /** Absolute run folder on the host. */
+  dir: string;
+  dirs: HostDirs;
+  /** Absolute path of the reward file uploaded into the run folder, when the reward is a function. */
+  rewardFile?: string;
+  /** The trainer's version found on the host by the checks before submit; undefined when not checked (dry run). */
+  version?: string;
+}
+
+export type OverrideValue = NonNullable<RunSpec['overrides']>[string];
+
+/**
+ * Everything verl- or TRL-specific about launching a run lives behind this interface, one file per trainer (as
+ * `Scheduler` does for ssh/slurm/ray): the launch flags by version, what the real trainer would refuse, resuming.
+ */
+export interface Trainer {
+  readonly framework: RunSpec['framework'];
+  /** The Python distribution whose installed version picks the flags (importlib.metadata name). */
+  readonly distribution: string;
+  /** The trainer's command line for a run. */
+  command(inp: LaunchInputs): TrainerCommand;
+  /** What the real trainer would refuse in this spec, found from the spec alone, before anything reaches a host. */
+  problems(spec: RunSpec, specFile: string): Problem[];
+}
