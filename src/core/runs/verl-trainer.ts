@@ -2,6 +2,8 @@ import { posix } from 'node:path';
 import { RUN_FILES } from './run-record';
 import { asList, hostPath, modelPath } from './host-paths';
 import type { LaunchInputs, OverrideValue, Trainer, TrainerCommand } from './trainer';
+import type { RunSpec } from './run-spec';
+import type { Problem } from '../errors/located-error';
 
 /** A value as Hydra's override grammar reads it; strings from the spec's overrides pass through untouched. */
 export function hydraValue(v: OverrideValue): string {
@@ -20,9 +22,173 @@ function files(list: string[]): string {
 }
 
 /**
+ * PEP 440 release order, enough for verl's versions ("0.5.0", "0.6.0.dev0", "0.7.0rc1", "0.4.1.post1"): true when
+ * `version` is at or above `min`. A pre-release or dev build of `min` itself is below it (it may predate the feature).
+ */
+export function versionAtLeast(version: string, min: readonly number[]): boolean {
+  const m = /^v?(\d+(?:\.\d+)*)(.*)$/.exec(version.trim());
+  if (!m) return false;
+  const release = m[1]!.split('.').map(Number);
+  for (let i = 0; i < Math.max(release.length, min.length); i++) {
+    const a = release[i] ?? 0;
+    const b = min[i] ?? 0;
+    if (a !== b) return a > b;
+  }
+  return !/^[.-]?(a|b|c|rc|alpha|beta|pre|preview|dev)/i.test(m[2] ?? '');
+}
+
+/** verl's `file` logger backend (metrics.jsonl) exists from 0.6.0 (verl/utils/tracking.py FileLogger, added 2025-09-06). */
+const FILE_LOGGER_SINCE = [0, 6, 0];
+
+/**
+ * Defaults of verl's ppo_trainer.yaml that the batch rules use (the same from 0.4 to main): data.train_batch_size 1024,
+ * actor.ppo_mini_batch_size 256, rollout.tensor_model_parallel_size 2, data.max_prompt_length and max_response_length 512,
+ * actor.ppo_max_token_len_per_gpu 16384 (the per-GPU token budget our micro batches are sized to).
+ */
+const VERL_DEFAULTS = { trainBatch: 1024, miniBatch: 256, rolloutTp: 2, promptLength: 512, responseLength: 512, tokensPerGpu: 16384 };
+/** A micro batch we fill is 1 to this many sequences per GPU. */
+const MAX_FILLED_MICRO = 4;
+
+const K = {
+  trainBatch: 'data.train_batch_size',
+  n: 'actor_rollout_ref.rollout.n',
+  mini: 'actor_rollout_ref.actor.ppo_mini_batch_size',
+  micro: 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu',
+  microGlobal: 'actor_rollout_ref.actor.ppo_micro_batch_size',
+  dynamic: 'actor_rollout_ref.actor.use_dynamic_bsz',
+  sp: 'actor_rollout_ref.actor.ulysses_sequence_parallel_size',
+  klLoss: 'actor_rollout_ref.actor.use_kl_loss',
+  klReward: 'algorithm.use_kl_in_reward',
+  tp: 'actor_rollout_ref.rollout.tensor_model_parallel_size',
+  criticMini: 'critic.ppo_mini_batch_size',
+  criticMicro: 'critic.ppo_micro_batch_size_per_gpu',
+  criticMicroGlobal: 'critic.ppo_micro_batch_size',
+  criticModel: 'critic.model.path',
+} as const;
+
+/** A log-prob micro batch key (rollout, ref) and its deprecated global twin. */
+const LOG_PROB = (role: 'rollout' | 'ref') => ({ perGpu: `actor_rollout_ref.${role}.log_prob_micro_batch_size_per_gpu`, global: `actor_rollout_ref.${role}.log_prob_micro_batch_size` });
+
+interface BatchPlan {
+  /** Keys verl needs that the spec leaves unset, with the values derived from its resources. */
+  fill: [string, string][];
+  /** What verl would refuse, by the key to set. */
+  refused: { key: string; message: string }[];
+}
+
+/**
+ * verl's batch-size rules for GRPO/PPO, applied to the spec: the micro batch sizes it leaves unset are filled (as many
+ * sequences per GPU as verl's per-GPU token budget holds, 1 to 4), the mini batch is capped at the train batch, and
+ * what verl would still refuse is named by the key to set. Rules, as verl checks them:
+ * - verl/utils/config.py validate_config (main), RayPPOTrainer._validate_config (0.4-0.5): train_batch_size × n
+ *   divisible by the GPU count; a log-prob micro batch for the rollout, and for the ref when use_kl_loss or
+ *   use_kl_in_reward; never both a deprecated global micro batch and its _per_gpu twin.
+ * - verl/workers/config/actor.py and critic.py (0.5+; ray_trainer in 0.4): ppo_micro_batch_size(_per_gpu) set;
+ *   train_batch_size >= ppo_mini_batch_size.
+ * - verl/workers/fsdp_workers.py (all): mini × n // (GPUs / ulysses SP) > 0 and divisible by the per-GPU micro
+ *   batch; the GPU count divisible by the rollout's tensor_model_parallel_size.
+ * With no GPU (resources.gpusPerNode 0, the stand-in's demo) the GPU-count rules are left out.
+ */
+function batchPlan(spec: RunSpec): BatchPlan {
+  const o = spec.overrides ?? {};
+  const plan: BatchPlan = { fill: [], refused: [] };
+  const has = (k: string) => o[k] !== undefined && o[k] !== null;
+  const refuse = (key: string, message: string) => plan.refused.push({ key, message });
+  const num = (k: string, fallback: number): number | undefined => {
+    if (!has(k)) return fallback;
+    if (typeof o[k] === 'string' && o[k].includes('${')) return undefined; // a Hydra interpolation: only verl can resolve it
+    const v = Number(o[k]);
+    if (Number.isInteger(v) && v > 0) return v;
+    refuse(k, `${k} is ${JSON.stringify(o[k])}: verl needs a positive whole number here`);
+    return undefined;
+  };
+  const gpus = (spec.resources?.nodes ?? 1) * (spec.resources?.gpusPerNode ?? 1);
+  const n = num(K.n, spec.rollout?.n ?? 1);
+  const trainBatch = num(K.trainBatch, VERL_DEFAULTS.trainBatch);
+  const sp = num(K.sp, 1);
+  const tokens = (num('data.max_prompt_length', VERL_DEFAULTS.promptLength) ?? VERL_DEFAULTS.promptLength) + (num('data.max_response_length', VERL_DEFAULTS.responseLength) ?? VERL_DEFAULTS.responseLength);
+  const microCap = Math.min(MAX_FILLED_MICRO, Math.max(1, Math.floor(VERL_DEFAULTS.tokensPerGpu / tokens)));
+  if (n === undefined || trainBatch === undefined || sp === undefined) return plan;
+
+  if (gpus > 0 && (trainBatch * n) % gpus !== 0) {
+    refuse(K.trainBatch, `data.train_batch_size × rollout.n (${trainBatch} × ${n} = ${trainBatch * n}) must be divisible by the ${gpus} GPUs (verl: "real_train_batch_size (${trainBatch * n}) must be divisible by minimal possible batch size (${gpus})"): set overrides.${K.trainBatch} to a multiple of ${gpus / gcd(gpus, n)}`);
+  }
+  const tp = has(K.tp) ? num(K.tp, VERL_DEFAULTS.rolloutTp) : VERL_DEFAULTS.rolloutTp;
+  if (gpus > 0 && tp !== undefined && gpus % tp !== 0) {
+    if (has(K.tp)) refuse(K.tp, `the rollout's tensor_model_parallel_size ${tp} does not divide the ${gpus} GPUs (verl: "rollout world_size: ${gpus} is not divisible by infer_tp: ${tp}"): set overrides.${K.tp} to a divisor of ${gpus}`);
+    else plan.fill.push([K.tp, '1']); // verl's default 2 cannot split an odd GPU count
+  }
+
+  // Under use_dynamic_bsz verl sizes micro batches by tokens and skips these rules.
+  if (o[K.dynamic] === true) return plan;
+  const dp = Math.max(1, gpus) / sp;
+  const microFor = (local: number) => [4, 3, 2, 1].find((m) => m <= microCap && local % m === 0) ?? 1;
+
+  /** One trainer (actor or critic): its mini batch, its micro batch, and the rules on them. */
+  const trainer = (role: string, keys: { mini: string; micro: string; global: string }, mini: number | undefined, fillMini: boolean) => {
+    if (mini === undefined) return;
+    if (fillMini) plan.fill.push([keys.mini, String(mini)]);
+    if (trainBatch < mini) refuse(keys.mini, `${role}.ppo_mini_batch_size (${mini}) is above data.train_batch_size (${trainBatch}) (verl: "train_batch_size (${trainBatch}) must be >= ${role}.ppo_mini_batch_size (${mini})"): set overrides.${keys.mini} to at most ${trainBatch}`);
+    const local = Math.floor((mini * n) / dp);
+    if (local === 0) {
+      refuse(keys.mini, `${role}.ppo_mini_batch_size × rollout.n (${mini} × ${n}) is less than the ${dp} data-parallel GPUs, so each gets none (verl: "ppo_mini_batch_size 0 should be larger than 0 after normalization"): set overrides.${keys.mini} to at least ${Math.ceil(dp / n)}`);
+      return;
+    }
+    if (has(keys.micro) && has(keys.global)) refuse(keys.global, `both ${keys.global} and ${keys.micro} are set; verl takes only the _per_gpu one (the other is deprecated): remove overrides.${keys.global}`);
+    let micro: number | undefined;
+    if (has(keys.micro)) micro = num(keys.micro, 1);
+    else if (has(keys.global)) {
+      const global = num(keys.global, 1);
+      micro = global === undefined ? undefined : Math.floor(global / dp);
+      if (micro === 0) refuse(keys.global, `${keys.global} (${global}) is less than the ${dp} data-parallel GPUs: set overrides.${keys.micro} instead (sequences per GPU)`);
+    } else {
+      micro = microFor(local);
+      plan.fill.push([keys.micro, String(micro)]);
+    }
+    if (micro && local % micro !== 0) {
+      refuse(keys.micro, `each GPU's share of the mini batch (${role}.ppo_mini_batch_size × rollout.n / ${dp} GPUs = ${local}) is not divisible by the micro batch ${micro} (verl: "normalized ppo_mini_batch_size ${local} should be divisible by ppo_micro_batch_size_per_gpu ${micro}"): set overrides.${keys.micro} to a divisor of ${local}`);
+    }
+  };
+  const actorMini = has(K.mini) ? num(K.mini, VERL_DEFAULTS.miniBatch) : Math.min(VERL_DEFAULTS.miniBatch, trainBatch);
+  trainer('actor', { mini: K.mini, micro: K.micro, global: K.microGlobal }, actorMini, !has(K.mini));
+  if (spec.algorithm === 'ppo') {
+    // critic.ppo_mini_batch_size defaults to the actor's (ppo_trainer.yaml interpolation).
+    trainer('critic', { mini: K.criticMini, micro: K.criticMicro, global: K.criticMicroGlobal }, has(K.criticMini) ? num(K.criticMini, 1) : actorMini, false);
+  }
+
+  const logProb = (role: 'rollout' | 'ref') => {
+    const keys = LOG_PROB(role);
+    if (has(keys.perGpu) && has(keys.global)) refuse(keys.global, `both ${keys.global} and ${keys.perGpu} are set; verl takes only the _per_gpu one (the other is deprecated): remove overrides.${keys.global}`);
+    else if (!has(keys.perGpu) && !has(keys.global)) plan.fill.push([keys.perGpu, String(microCap)]);
+  };
+  logProb('rollout');
+  if (o[K.klLoss] === true || o[K.klReward] === true) logProb('ref');
+  return plan;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/** What verl refuses in the spec before it starts: the batch rules, with the key to set. */
+function verlProblems(spec: RunSpec, specFile: string): Problem[] {
+  const problems: Problem[] = [];
+  if (spec.algorithm === 'grpo' || spec.algorithm === 'ppo') {
+    for (const r of batchPlan(spec).refused) problems.push({ file: specFile, field: `overrides.${r.key}`, severity: 'error', message: r.message });
+    if (spec.reward && 'model' in spec.reward && spec.overrides?.['reward_model.micro_batch_size_per_gpu'] === undefined && spec.overrides?.['reward_model.micro_batch_size'] === undefined) {
+      // 0.4-0.6 refuse a reward model without it ("[reward_model] Please set at least one of ..."); later verl moved
+      // the reward model under reward.reward_model, where this key no longer exists, so it is not filled for you.
+      problems.push({ file: specFile, field: 'overrides.reward_model.micro_batch_size_per_gpu', severity: 'warning', message: 'verl up to 0.6 refuses a reward model without reward_model.micro_batch_size_per_gpu: set it in overrides for those versions' });
+    }
+  }
+  return problems;
+}
+
+/**
  * verl: `python3 -m verl.trainer.main_ppo` with Hydra overrides (GRPO/PPO), or `torchrun -m verl.trainer.fsdp_sft_trainer` (SFT).
- * Trainer outputs go into the run folder (metrics.jsonl via VERL_FILE_LOGGER_PATH, rollouts/, validation/, checkpoints/) so
- * metrics, replay and checkpoints find them; the spec's own `overrides` come last and win.
+ * Trainer outputs go into the run folder (rollouts/, validation/, checkpoints/, and metrics.jsonl through the `file` logger
+ * on verl 0.6+) so metrics, replay and checkpoints find them; the batch keys verl requires are filled from the spec's
+ * resources; the spec's own `overrides` come last and win.
  */
 function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
   const { spec, dir, dirs } = inp;
@@ -31,7 +197,7 @@ function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
   const val = asList(spec.data.val).map((p) => hostPath(p, dirs));
   const keys = new Map<string, string>();
   const set = (k: string, v: string) => keys.set(k, v);
-  const env = { VERL_FILE_LOGGER_PATH: posix.join(dir, RUN_FILES.metrics) };
+  const env = trainerEnv(inp);
 
   if (spec.algorithm === 'sft') {
     set('data.train_files', files(train));
@@ -48,17 +214,20 @@ function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
     return { argv: [...argv, ...[...keys].map(([k, v]) => `${k}=${v}`)], env };
   }
 
+  const model = hydraString(modelPath(spec.model, dirs));
   set('algorithm.adv_estimator', spec.algorithm === 'grpo' ? 'grpo' : 'gae');
   set('data.train_files', files(train));
   if (val.length) set('data.val_files', files(val));
-  set('actor_rollout_ref.model.path', hydraString(modelPath(spec.model, dirs)));
+  set('actor_rollout_ref.model.path', model);
   set('actor_rollout_ref.rollout.name', spec.rollout?.engine ?? 'vllm');
-  if (spec.rollout?.n !== undefined) set('actor_rollout_ref.rollout.n', String(spec.rollout.n));
+  if (spec.rollout?.n !== undefined) set(K.n, String(spec.rollout.n));
   if (spec.lora) {
     set('actor_rollout_ref.model.lora_rank', String(spec.lora.rank));
     if (spec.lora.alpha !== undefined) set('actor_rollout_ref.model.lora_alpha', String(spec.lora.alpha));
     if (spec.lora.targetModules !== undefined) set('actor_rollout_ref.model.target_modules', hydraValue(spec.lora.targetModules));
   }
+  // PPO's critic: verl's default critic.model.path is ~/models/deepseek-llm-7b-chat (ppo_trainer.yaml); start from the actor's.
+  if (spec.algorithm === 'ppo') set(K.criticModel, model);
   if (spec.reward && 'path' in spec.reward) {
     if (!inp.rewardFile) throw new Error('internal: the reward file was not uploaded before the command was built');
     set('custom_reward_function.path', hydraString(inp.rewardFile));
@@ -67,20 +236,40 @@ function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
     set('reward_model.enable', 'True');
     set('reward_model.model.path', hydraString(modelPath(spec.reward.model, dirs)));
   }
+  for (const [k, v] of batchPlan(spec).fill) set(k, v);
   setTrainer(set, inp, res);
   set('trainer.rollout_data_dir', hydraString(posix.join(dir, RUN_FILES.rollouts)));
   set('trainer.validation_data_dir', hydraString(posix.join(dir, RUN_FILES.validation)));
   for (const [k, v] of Object.entries(spec.overrides ?? {})) set(k, hydraValue(v));
-  return { argv: ['python3', '-m', 'verl.trainer.main_ppo', ...[...keys].map(([k, v]) => `${k}=${v}`)], env };
+  // verl loads the reward file by its path (get_custom_reward_fn in verl/trainer/ppo/reward.py, 0.4 to main:
+  // importlib spec_from_file_location), which puts no folder on sys.path: the files it
+  // imports from beside it are found through PYTHONPATH.
+  const pythonPath = inp.rewardFile ? posix.dirname(inp.rewardFile) : undefined;
+  return { argv: ['python3', '-m', 'verl.trainer.main_ppo', ...[...keys].map(([k, v]) => `${k}=${v}`)], env, pythonPath };
+}
+
+/** The file logger only where the host's verl has it (unknown version: console only, output.log is parsed instead). */
+function fileLogger(inp: LaunchInputs): boolean {
+  return inp.version !== undefined && versionAtLeast(inp.version, FILE_LOGGER_SINCE);
+}
+
+function trainerEnv(inp: LaunchInputs): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (fileLogger(inp)) env.VERL_FILE_LOGGER_PATH = posix.join(inp.dir, RUN_FILES.metrics);
+  // verl main passes WANDB_ENTITY to wandb.init (tracking.py); older verl leaves it to wandb, which reads the same variable.
+  if (inp.spec.wandb?.entity) env.WANDB_ENTITY = inp.spec.wandb.entity;
+  return env;
 }
 
 function setTrainer(set: (k: string, v: string) => void, inp: LaunchInputs, res: { nodes: number; gpus: number }): void {
-  set('trainer.project_name', 'medrl');
+  set('trainer.project_name', hydraString(inp.spec.wandb?.project ?? 'medrl'));
   set('trainer.experiment_name', inp.id);
   set('trainer.nnodes', String(res.nodes));
   set('trainer.n_gpus_per_node', String(res.gpus));
-  // console for output.log, file for metrics.jsonl: both are what the metrics view reads.
-  set('trainer.logger', "['console','file']");
+  // console for output.log, file for metrics.jsonl (verl 0.6+): both are what the metrics view reads. Below 0.6 the
+  // `file` backend does not exist (tracking.py asserts "file is not supported").
+  const loggers = ['console', ...(fileLogger(inp) ? ['file'] : []), ...(inp.spec.wandb ? ['wandb'] : [])];
+  set('trainer.logger', `[${loggers.map((l) => `'${l}'`).join(',')}]`);
   set('trainer.default_local_dir', hydraString(posix.join(inp.dir, RUN_FILES.checkpoints)));
 }
 
@@ -89,5 +278,7 @@ export const verlTrainer: Trainer = {
   framework: 'verl',
   distribution: 'verl',
   command: buildVerlCommand,
-  problems: () => [],
+  problems: verlProblems,
+  // verl's trainer reads both (trainer.resume_mode=resume_path, trainer.resume_from_path=<global_step_N>).
+  resumeOverrides: (checkpointPath) => ({ 'trainer.resume_mode': 'resume_path', 'trainer.resume_from_path': checkpointPath }),
 };

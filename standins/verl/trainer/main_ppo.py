@@ -3,7 +3,9 @@
 It takes verl's Hydra overrides (key=value, +key=value) and, at a chosen pace, prints verl's console lines
 (`step:N - key:value - ...`, behind Ray's `(TaskRunner pid=..., ip=...)` prefix like a real run) and writes:
   $VERL_FILE_LOGGER_PATH (trainer.logger has 'file')   {"step": N, "data": {...}} per step
-  trainer.rollout_data_dir/{step}.jsonl                input, output, gts, score, step (+ the reward's extra keys)
+  trainer.rollout_data_dir/{step}.jsonl                input, output, gts, score, step (+ the reward's extra keys);
+                                                       decoded without special tokens (no <|im_start|>, role words
+                                                       stay) and, under trainer.balance_batch, in shuffled order
   trainer.validation_data_dir/{step}.jsonl             the same plus reward, at step 0, every test_freq and the end
   trainer.default_local_dir/global_step_N/...          actor/ (critic/ for PPO, lora_adapter/ with LoRA), tiny files,
                                                        and latest_checkpointed_iteration.txt
@@ -12,6 +14,14 @@ custom_reward_function.path and calls custom_reward_function.name (compute_score
 Data: JSONL or JSON files. Python's standard library has no parquet reader: for data.*_files in parquet (checked by the
 PAR1 magic) it reads a sibling .jsonl of the same stem when there is one, else it uses built-in medical prompts; a missing
 data file also falls back to the built-in prompts (real verl would fail); with them it trains at least 10 steps.
+Before training it refuses what verl refuses, with verl's own messages: a missing actor micro batch
+(actor.ppo_micro_batch_size_per_gpu), rollout/ref log-prob micro batch (ref when use_kl_loss or use_kl_in_reward) or
+critic micro batch (PPO), both a deprecated global micro batch and its _per_gpu twin, ppo_mini_batch_size above
+data.train_batch_size, the per-GPU rules (train_batch_size x n divisible by the GPUs, the normalized mini batch above 0
+and divisible by the micro batch, the rollout's tensor_model_parallel_size dividing the GPUs; left out with no GPUs,
+which real verl cannot run on), a PPO critic left on verl's default model path, and a trainer.logger backend its
+version lacks (`file` below 0.6.0). Its version is the stand-in's metadata (standins/verl-*.dist-info, what
+`importlib.metadata.version("verl")` reports to the checks before submit), or MEDRL_STANDIN_VERL_VERSION.
 Also: MEDRL_STANDIN_RAY_PREFIX=0 prints the lines without the Ray prefix, MEDRL_STANDIN_ANSI=1 colours it as Ray does; MEDRL_STANDIN_VAL_SIZE (default 16) prompts
 are validated.
 """
@@ -19,6 +29,8 @@ are validated.
 import json
 import math
 import os
+import re
+from importlib import metadata
 import random
 import sys
 import time
@@ -27,6 +39,94 @@ import traceback
 import standin_common as sc
 
 RAY_PREFIX = f"(TaskRunner pid={os.getpid()}, ip=10.0.0.1) "
+VERSION = os.environ.get("MEDRL_STANDIN_VERL_VERSION") or metadata.version("verl")
+
+
+def version_tuple(v):
+    """The release numbers of a PEP 440 version; a pre-release or dev build sorts just below its release."""
+    m = re.match(r"v?(\d+(?:\.\d+)*)(.*)", v.strip())
+    release = tuple(int(x) for x in m.group(1).split("."))
+    release += (0,) * (3 - len(release))
+    pre = re.match(r"[.-]?(a|b|c|rc|alpha|beta|pre|preview|dev)", m.group(2), re.I)
+    return release + ((-1,) if pre else (0,))
+
+
+def supported_loggers():
+    """verl/utils/tracking.py Tracking.supported_backend; `file` (FileLogger) from 0.6.0."""
+    backends = ["wandb", "mlflow", "swanlab", "vemlp_wandb", "tensorboard", "console", "clearml", "trackio"]
+    return backends + (["file"] if version_tuple(VERSION) >= (0, 6, 0, 0) else [])
+
+
+def check_mutually_exclusive(cfg, name, param):
+    """verl's check (verl/utils/config.py validate_config; ray_trainer._validate_config before): one of the two is set."""
+    mbs, mbs_per_gpu = cfg.get(f"{name}.{param}"), cfg.get(f"{name}.{param}_per_gpu")
+    if mbs is None and mbs_per_gpu is None:
+        raise ValueError(f"[{name}] Please set at least one of '{name}.{param}' or '{name}.{param}_per_gpu'.")
+    if mbs is not None and mbs_per_gpu is not None:
+        raise ValueError(
+            f"[{name}] You have set both '{name}.{param}' AND '{name}.{param}_per_gpu'. Please remove "
+            f"'{name}.{param}' because only '*_{param}_per_gpu' is supported (the former is deprecated)."
+        )
+
+
+def validate_config(cfg):
+    """What verl checks before it trains, in its order, with its messages (verl/utils/config.py validate_config,
+    verl/workers/config/actor.py ActorConfig, critic.py CriticConfig, fsdp_workers.py's batch normalization)."""
+    n_gpus = int(cfg.get("trainer.n_gpus_per_node", 8)) * int(cfg.get("trainer.nnodes", 1))
+    n = int(cfg.get("actor_rollout_ref.rollout.n", 1))
+    train_batch = int(cfg.get("data.train_batch_size", 1024))
+    dynamic = cfg.get("actor_rollout_ref.actor.use_dynamic_bsz", False) is True
+    sp = int(cfg.get("actor_rollout_ref.actor.ulysses_sequence_parallel_size", 1))
+    use_ref = cfg.get("actor_rollout_ref.actor.use_kl_loss", False) is True or cfg.get("algorithm.use_kl_in_reward", False) is True
+    use_critic = cfg.get("algorithm.adv_estimator", "gae") == "gae"
+    if n_gpus and not dynamic and (train_batch * n) % n_gpus != 0:
+        raise AssertionError(f"real_train_batch_size ({train_batch * n}) must be divisible by minimal possible batch size ({n_gpus})")
+    actor_mini = int(cfg.get("actor_rollout_ref.actor.ppo_mini_batch_size", 256))
+    micro, micro_per_gpu = cfg.get("actor_rollout_ref.actor.ppo_micro_batch_size"), cfg.get("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu")
+    if not dynamic:
+        if micro is not None and micro_per_gpu is not None:
+            raise ValueError(
+                "[actor] You have set both 'actor.ppo_micro_batch_size' AND 'actor.ppo_micro_batch_size_per_gpu'. "
+                "Please remove 'actor.ppo_micro_batch_size' because only '*_ppo_micro_batch_size_per_gpu' is "
+                "supported (the former is deprecated)."
+            )
+        if micro is None and micro_per_gpu is None:
+            raise AssertionError(
+                "[actor] Please set at least one of 'actor.ppo_micro_batch_size' or "
+                "'actor.ppo_micro_batch_size_per_gpu' if use_dynamic_bsz is not enabled."
+            )
+        if train_batch < actor_mini:
+            raise ValueError(f"train_batch_size ({train_batch}) must be >= actor.ppo_mini_batch_size ({actor_mini})")
+        if use_ref:
+            check_mutually_exclusive(cfg, "actor_rollout_ref.ref", "log_prob_micro_batch_size")
+        check_mutually_exclusive(cfg, "actor_rollout_ref.rollout", "log_prob_micro_batch_size")
+    critic_mini = int(cfg.get("critic.ppo_mini_batch_size", actor_mini))
+    if use_critic:
+        critic_dynamic = cfg.get("critic.use_dynamic_bsz", dynamic) is True
+        if not critic_dynamic:
+            check_mutually_exclusive(cfg, "critic", "ppo_micro_batch_size")
+            if train_batch < critic_mini:
+                raise ValueError(f"train_batch_size ({train_batch}) must be >= critic.ppo_mini_batch_size ({critic_mini})")
+        if cfg.get("critic.model.path") is None:
+            # ppo_trainer.yaml's default, which the model loader then fails to find.
+            raise OSError("Incorrect path_or_model_id: '~/models/deepseek-llm-7b-chat'. Please provide either the path to a local folder or the repo_id of a model on the Hub.")
+    if n_gpus:
+        dp = n_gpus // sp
+        # fsdp_workers.py: each GPU's share of a mini batch, and its micro batches.
+        for role, mini, per_gpu, glob in (
+            ("actor", actor_mini, micro_per_gpu, micro),
+            *((("critic", critic_mini, cfg.get("critic.ppo_micro_batch_size_per_gpu"), cfg.get("critic.ppo_micro_batch_size")),) if use_critic else ()),
+        ):
+            local = mini * n // dp
+            if local <= 0:
+                raise AssertionError(f"ppo_mini_batch_size {local} should be larger than 0 after normalization")
+            if glob is not None and not dynamic:
+                per_gpu = int(glob) // dp
+            if per_gpu is not None and not dynamic and local % int(per_gpu) != 0:
+                raise AssertionError(f"normalized ppo_mini_batch_size {local} should be divisible by ppo_micro_batch_size_per_gpu {per_gpu}")
+        tp = int(cfg.get("actor_rollout_ref.rollout.tensor_model_parallel_size", 2))
+        if n_gpus % tp != 0:
+            raise AssertionError(f"rollout world_size: {n_gpus} is not divisible by infer_tp: {tp}")
 
 
 def parse_value(text):
@@ -99,8 +199,11 @@ class Run:
         self.prefix = RAY_PREFIX if os.environ.get("MEDRL_STANDIN_RAY_PREFIX", "1") != "0" else ""
         if self.prefix and os.environ.get("MEDRL_STANDIN_ANSI") == "1":
             self.prefix = f"\x1b[36m{RAY_PREFIX.rstrip()}\x1b[0m "  # Ray colours the prefix on a terminal
-        loggers = cfg.get("trainer.logger", ["console"])
+        loggers = cfg.get("trainer.logger", ["console", "wandb"])
         self.loggers = loggers if isinstance(loggers, list) else [loggers]
+        for backend in self.loggers:
+            # verl/utils/tracking.py Tracking.__init__
+            assert backend in supported_loggers(), f"{backend} is not supported"
         project = cfg.get("trainer.project_name", "verl_examples")
         experiment = cfg.get("trainer.experiment_name", "gsm8k")
         self.ckpt_dir = str(cfg.get("trainer.default_local_dir", f"checkpoints/{project}/{experiment}"))
@@ -138,7 +241,8 @@ class Run:
         """n responses per prompt, consecutive (a GRPO group), each scored by the reward function."""
         out = []
         for row in rows:
-            prompt = sc.chat_text(row["prompt"])
+            # verl decodes dumps with skip_special_tokens=True: the chat template's markers are gone, role words stay.
+            prompt = sc.chat_text(row["prompt"]).replace("<|im_start|>", "").replace("<|im_end|>", "")
             for _ in range(n):
                 response = sc.fake_response(row, self.knobs.rng, skill)
                 scored = self.score(row, response)
@@ -233,6 +337,9 @@ class Run:
             first = ((step - 1) % per_epoch) * self.batch
             rows = [train[(first + i) % len(train)] for i in range(self.batch)]
             samples = self.generate(rows, skill, self.n)
+            # trainer.balance_batch (on by default) reorders the batch before the dump: a group's rows are not adjacent.
+            if cfg.get("trainer.balance_batch", True) is not False:
+                self.knobs.rng.shuffle(samples)
             self.dump(self.rollout_dir, step, samples)
             scores = [float(s[3]["score"]) for s in samples]
             lengths = [len(s[1]) / 4 for s in samples]
@@ -286,12 +393,13 @@ def main(argv):
         return 0
     print("MedRL stand-in for verl.trainer.main_ppo (not verl: no GPU, no model; verl's output formats only)", flush=True)
     cfg = parse_overrides(argv)
-    run = Run(cfg)
-    knobs = run.knobs
+    knobs = sc.Knobs()
     try:
+        validate_config(cfg)
+        run = Run(cfg)
         run.fit()
     except Exception:
-        print(f"{run.prefix}Error executing job with overrides: {argv}", file=sys.stderr, flush=True)
+        print(f"Error executing job with overrides: {argv}", file=sys.stderr, flush=True)
         traceback.print_exc()
         return knobs.exit_code
     return 0

@@ -1,0 +1,133 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
+import type { RunSpec } from '../../../src/core/runs/run-spec';
+import { verlTrainer, versionAtLeast } from '../../../src/core/runs/verl-trainer';
+
+const ROOT = join(__dirname, '../../..');
+const STANDINS = join(ROOT, 'standins');
+/** A real reward file: the stand-in imports it, as verl does. */
+const REWARD = join(ROOT, 'configs/rewards/multiple_choice_exact.py');
+const seed = (file: string) => parseRunSpec(readFileSync(join(ROOT, 'configs', file), 'utf8'), file).spec!;
+const dirs = { home: '/home/u', workdir: '/home/u/work' };
+const command = (spec: RunSpec, version?: string) => verlTrainer.command({ spec, id: 'r1', dir: '/home/u/.medrl/runs/r1', dirs, rewardFile: REWARD, version });
+const arg = (argv: string[], key: string) => argv.find((a) => a.startsWith(`${key}=`))?.slice(key.length + 1);
+/** A spec like the seeds: GRPO on 8 GPUs, with the given overrides. */
+const grpo = (overrides: Record<string, string | number | boolean>, extra: Partial<RunSpec> = {}): RunSpec =>
+  ({ ...seed('medec-selfplay-verl.yaml'), resources: { nodes: 1, gpusPerNode: 8 }, overrides, ...extra }) as RunSpec;
+
+/** verl's own checks, as the stand-in runs them (real python3): the message it would refuse with, or '' when it starts. */
+function standinRefusal(argv: string[], env: Record<string, string> = {}): string {
+  const code = 'import sys; from verl.trainer.main_ppo import parse_overrides, validate_config, Run; cfg = parse_overrides(sys.argv[1:]); validate_config(cfg); Run(cfg)';
+  const r = spawnSync('python3', ['-c', code, ...argv.slice(3)], { cwd: mkdtempSync(join(tmpdir(), 'verl-checks-')), env: { ...process.env, PYTHONPATH: STANDINS, ...env }, encoding: 'utf8' });
+  return r.status === 0 ? '' : (r.stderr.trim().split('\n').pop() ?? `exit ${r.status}`);
+}
+
+describe('verl launch: logger by the version on the host', () => {
+  it('the file logger (metrics.jsonl) only from verl 0.6.0; below it, or unknown, console only and no VERL_FILE_LOGGER_PATH', () => {
+    const spec = seed('ecg-qa-verl-grpo-lora.yaml');
+    for (const v of ['0.6.0', '0.7.1', '0.8.0.dev0']) {
+      const cmd = command(spec, v);
+      assert.equal(arg(cmd.argv, 'trainer.logger'), "['console','file']", v);
+      assert.equal(cmd.env.VERL_FILE_LOGGER_PATH, '/home/u/.medrl/runs/r1/metrics.jsonl', v);
+    }
+    for (const v of ['0.5.0', '0.4.1.post1', '0.6.0.dev0', '0.6.0rc1', undefined]) {
+      const cmd = command(spec, v);
+      assert.equal(arg(cmd.argv, 'trainer.logger'), "['console']", String(v));
+      assert.equal(cmd.env.VERL_FILE_LOGGER_PATH, undefined, String(v));
+    }
+  });
+
+  it('the uploaded reward folder goes first on PYTHONPATH: verl loads the file by path, so its own imports need it', () => {
+    assert.equal(command(grpo({})).pythonPath, join(ROOT, 'configs/rewards'));
+  });
+
+  it('versions compare as PEP 440 releases', () => {
+    assert.ok(versionAtLeast('0.10.0', [0, 6, 0]));
+    assert.ok(versionAtLeast('0.6.0.post1', [0, 6, 0]));
+    assert.ok(!versionAtLeast('0.5.99', [0, 6, 0]));
+    assert.ok(!versionAtLeast('unknown', [0, 6, 0]));
+  });
+
+  it('W&B: adds the wandb logger, names the project, passes the entity as WANDB_ENTITY', () => {
+    const cmd = command({ ...seed('medec-selfplay-verl.yaml'), wandb: { project: 'medec rl', entity: 'lab' } }, '0.7.0');
+    assert.equal(arg(cmd.argv, 'trainer.logger'), "['console','file','wandb']");
+    assert.equal(arg(cmd.argv, 'trainer.project_name'), "'medec rl'");
+    assert.equal(cmd.env.WANDB_ENTITY, 'lab');
+    const old = command({ ...seed('medec-selfplay-verl.yaml'), wandb: { project: 'p' } }, '0.5.0');
+    assert.equal(arg(old.argv, 'trainer.logger'), "['console','wandb']");
+    assert.equal(old.env.WANDB_ENTITY, undefined);
+  });
+
+  it('the stand-in refuses the file logger when it is a verl below 0.6, as verl does, and reports its version to the checks', () => {
+    const argv = command(seed('local-demo.yaml'), '0.7.0').argv;
+    assert.equal(standinRefusal(argv, { MEDRL_STANDIN_VERL_VERSION: '0.5.1' }), 'AssertionError: file is not supported');
+    assert.equal(standinRefusal(command(seed('local-demo.yaml'), '0.5.1').argv, { MEDRL_STANDIN_VERL_VERSION: '0.5.1' }), '');
+    const v = spawnSync('python3', ['-c', 'from importlib import metadata; print(metadata.version("verl"))'], { env: { ...process.env, PYTHONPATH: STANDINS }, encoding: 'utf8' });
+    assert.ok(versionAtLeast(v.stdout.trim(), [0, 6, 0]), v.stdout + v.stderr);
+  });
+});
+
+describe('verl launch: the batch keys verl requires', () => {
+  it('the verl seeds pass verl checks at their own GPU counts: keys filled, nothing refused', () => {
+    for (const file of ['diagnostic-agent-verl-grpo.yaml', 'ecg-qa-verl-grpo-lora.yaml', 'medec-selfplay-verl.yaml', 'local-demo.yaml']) {
+      const spec = seed(file);
+      assert.deepEqual(verlTrainer.problems(spec, file), [], file);
+      const argv = command(spec, '0.7.0').argv;
+      assert.ok(arg(argv, 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu'), file);
+      assert.ok(arg(argv, 'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu'), file);
+      assert.ok(Number(arg(argv, 'actor_rollout_ref.actor.ppo_mini_batch_size')) <= Number(arg(argv, 'data.train_batch_size')), file);
+      assert.equal(standinRefusal(argv), '', file);
+    }
+    // medec uses a KL loss: the reference policy needs its log-prob micro batch too.
+    assert.ok(arg(command(seed('medec-selfplay-verl.yaml')).argv, 'actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu'));
+    // DiagAgent's own micro batch (2) is kept; its 12k-token sequences get 1 per GPU where we fill.
+    const diag = command(seed('diagnostic-agent-verl-grpo.yaml')).argv;
+    assert.equal(arg(diag, 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu'), '2');
+    assert.equal(arg(diag, 'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu'), '1');
+  });
+
+  it('the mini batch is capped at the train batch; the overrides still come last and win', () => {
+    const argv = command(grpo({ 'data.train_batch_size': 16, 'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu': 8 })).argv;
+    assert.equal(arg(argv, 'actor_rollout_ref.actor.ppo_mini_batch_size'), '16');
+    assert.equal(arg(argv, 'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu'), '8');
+    assert.equal(argv.filter((a) => a.startsWith('actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=')).length, 1);
+  });
+
+  it('what verl would refuse is refused before submit, naming the key to set, and the stand-in refuses the same', () => {
+    const cases: [Record<string, string | number | boolean>, string, RegExp][] = [
+      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.actor.ppo_mini_batch_size': 64 }, 'overrides.actor_rollout_ref.actor.ppo_mini_batch_size', /train_batch_size \(32\) must be >= actor.ppo_mini_batch_size \(64\)/],
+      [{ 'data.train_batch_size': 31, 'actor_rollout_ref.rollout.n': 1 }, 'overrides.data.train_batch_size', /real_train_batch_size \(31\) must be divisible by minimal possible batch size \(8\)/],
+      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu': 3 }, 'overrides.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu', /normalized ppo_mini_batch_size 32 should be divisible by ppo_micro_batch_size_per_gpu 3/],
+      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.rollout.tensor_model_parallel_size': 3 }, 'overrides.actor_rollout_ref.rollout.tensor_model_parallel_size', /rollout world_size: 8 is not divisible by infer_tp: 3/],
+      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.rollout.log_prob_micro_batch_size': 16, 'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu': 2 }, 'overrides.actor_rollout_ref.rollout.log_prob_micro_batch_size', /You have set both/],
+    ];
+    for (const [overrides, field, verl] of cases) {
+      const spec = grpo(overrides);
+      const problems = verlTrainer.problems(spec, 'spec.yaml');
+      assert.ok(problems.some((p) => p.field === field && p.severity === 'error' && p.file === 'spec.yaml' && (p.message.includes(`set ${field}`) || p.message.includes(`remove ${field}`))), `${field}: ${JSON.stringify(problems)}`);
+      assert.match(standinRefusal(command(spec).argv), verl);
+    }
+  });
+
+  it('PPO: the critic starts from the actor model and gets its micro batch; the stand-in refuses a critic without them', () => {
+    const spec = grpo({ 'data.train_batch_size': 32 }, { algorithm: 'ppo' });
+    const argv = command(spec).argv;
+    assert.equal(arg(argv, 'algorithm.adv_estimator'), 'gae');
+    assert.equal(arg(argv, 'critic.model.path'), 'Qwen/Qwen3-4B');
+    assert.ok(arg(argv, 'critic.ppo_micro_batch_size_per_gpu'));
+    assert.deepEqual(verlTrainer.problems(spec, 'spec.yaml'), []);
+    assert.equal(standinRefusal(argv), '');
+    assert.match(standinRefusal(argv.filter((a) => !a.startsWith('critic.ppo_micro_batch_size_per_gpu='))), /\[critic\] Please set at least one of 'critic.ppo_micro_batch_size' or 'critic.ppo_micro_batch_size_per_gpu'/);
+    assert.match(standinRefusal(argv.filter((a) => !a.startsWith('critic.model.path='))), /deepseek-llm-7b-chat/);
+  });
+
+  it('a GRPO spec without micro batches is refused by the stand-in as verl refuses it', () => {
+    const argv = command(grpo({ 'data.train_batch_size': 32 })).argv.filter((a) => !a.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu='));
+    assert.match(standinRefusal(argv), /\[actor\] Please set at least one of 'actor.ppo_micro_batch_size' or 'actor.ppo_micro_batch_size_per_gpu'/);
+  });
+});
