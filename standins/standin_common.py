@@ -63,33 +63,42 @@ def _from_record(rec, index):
     return _row(question, answer, rec.get("data_source", "unknown"), {"index": index})
 
 
+def read_records(path, log):
+    """The raw records (dicts) of a JSONL, JSON or CSV file. Python's standard library has no parquet reader: for a parquet
+    file (checked by its PAR1 magic) a sibling .jsonl of the same stem is read if present, else None (nothing read)."""
+    source = path
+    if path.endswith(".parquet"):
+        with open(path, "rb") as f:
+            magic = f.read(4)
+        if magic != b"PAR1":
+            raise ValueError(f"{path} is not a parquet file (no PAR1 magic)")
+        source = path[: -len(".parquet")] + ".jsonl"
+        if not os.path.exists(source):
+            log(f"stand-in: cannot read parquet without pyarrow; no {source} beside it")
+            return None
+    with open(source, encoding="utf-8", newline="") as f:
+        if source.endswith(".csv"):
+            import csv
+            return list(csv.DictReader(f))
+        text = f.read()
+    if source.endswith((".jsonl", ".ndjson")):
+        return [json.loads(l) for l in text.splitlines() if l.strip()]
+    data = json.loads(text)
+    return [r for r in (list(data.values()) if isinstance(data, dict) else data) if isinstance(r, dict)]
+
+
 def read_rows(paths, log):
-    """Rows from JSONL or JSON files. Python's standard library has no parquet reader: for a parquet file (checked by its
-    PAR1 magic) a sibling .jsonl of the same stem is read if present, else the built-in medical prompts are used."""
+    """Rows from data files (read_records); missing or unreadable files leave the built-in medical prompts."""
     rows = []
     for path in paths:
-        source = path
         if not os.path.exists(path):
             log(f"stand-in: {path} does not exist; using the built-in medical prompts")
             continue
-        if path.endswith(".parquet"):
-            with open(path, "rb") as f:
-                magic = f.read(4)
-            if magic != b"PAR1":
-                raise ValueError(f"{path} is not a parquet file (no PAR1 magic)")
-            sibling = path[: -len(".parquet")] + ".jsonl"
-            if not os.path.exists(sibling):
-                log(f"stand-in: cannot read parquet without pyarrow; no {sibling} beside it, using the built-in medical prompts")
-                continue
-            source = sibling
-        with open(source, encoding="utf-8") as f:
-            text = f.read()
-        if source.endswith(".jsonl"):
-            records = [json.loads(l) for l in text.splitlines() if l.strip()]
-        else:
-            data = json.loads(text)
-            records = list(data.values()) if isinstance(data, dict) else data
-        rows.extend(_from_record(r, i) for i, r in enumerate(records) if isinstance(r, dict))
+        records = read_records(path, log)
+        if records is None:
+            log("stand-in: using the built-in medical prompts")
+            continue
+        rows.extend(_from_record(r, i) for i, r in enumerate(records))
     if not rows:
         rows = [dict(_row(q, a, "pubmedqa", {"index": i}), builtin=True) for i, (q, a) in enumerate(BUILTIN_PROMPTS)]
     return rows

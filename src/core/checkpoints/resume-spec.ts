@@ -4,6 +4,7 @@ import type { Host } from '../remote/host';
 import { HostFileNotFoundError } from '../remote/host';
 import { loadYamlWithSchema } from '../config/yaml-document';
 import { runSpecSchema } from '../runs/run-spec';
+import { trainerFor } from '../runs/trainers';
 import type { Checkpoint } from './checkpoint';
 
 /** The run's spec.yaml text from its run folder on the host. */
@@ -26,8 +27,8 @@ export async function baseModelFolder(host: Host, ck: Checkpoint): Promise<strin
 }
 
 /**
- * A new run spec cloned from the run's spec that resumes from this checkpoint: verl
- * `trainer.resume_mode=resume_path trainer.resume_from_path=<global_step_N>`, TRL `--resume_from_checkpoint <checkpoint-N>`.
+ * A new run spec cloned from the run's spec that resumes from this checkpoint, with the trainer's resume overrides
+ * (verl `trainer.resume_mode=resume_path trainer.resume_from_path=<global_step_N>`, TRL `resume_from_checkpoint`).
  * Comments and key order of the original are kept; the result is validated against the run-spec schema.
  */
 export function resumeSpecText(specText: string, ck: Checkpoint, file = 'spec.yaml'): { name: string; text: string } {
@@ -35,12 +36,7 @@ export function resumeSpecText(specText: string, ck: Checkpoint, file = 'spec.ya
   const doc = parseDocument(specText);
   const name = `${spec.name.replace(/-resume-step\d+$/, '')}-resume-step${ck.step}`;
   doc.set('name', name);
-  if (ck.framework === 'verl') {
-    doc.setIn(['overrides', 'trainer.resume_mode'], 'resume_path');
-    doc.setIn(['overrides', 'trainer.resume_from_path'], ck.path);
-  } else {
-    doc.setIn(['overrides', 'resume_from_checkpoint'], ck.path);
-  }
+  for (const [key, value] of Object.entries(trainerFor(ck.framework).resumeOverrides(ck.path))) doc.setIn(['overrides', key], value);
   doc.commentBefore = ` Resumes ${spec.name} from step ${ck.step}: ${ck.host}:${ck.path}${doc.commentBefore ? `\n${doc.commentBefore}` : ''}`;
   const text = doc.toString();
   loadYamlWithSchema(text, runSpecSchema, file);

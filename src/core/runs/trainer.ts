@@ -8,6 +8,8 @@ export interface TrainerCommand {
   env: Record<string, string>;
   /** A folder put first on PYTHONPATH (e.g. the uploaded reward module's). */
   pythonPath?: string;
+  /** Files the command reads, written into the run folder: name relative to it → content (e.g. TRL's dataset config). */
+  files?: Record<string, string>;
 }
 
 /** What a launcher needs to know about the run being prepared. */
@@ -37,4 +39,6 @@ export interface Trainer {
   command(inp: LaunchInputs): TrainerCommand;
   /** What the real trainer would refuse in this spec, found from the spec alone, before anything reaches a host. */
   problems(spec: RunSpec, specFile: string): Problem[];
+  /** The spec overrides that make a new run resume from a checkpoint folder of this trainer. */
+  resumeOverrides(checkpointPath: string): Record<string, OverrideValue>;
 }

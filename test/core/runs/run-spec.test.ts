@@ -14,7 +14,7 @@ describe('run specs', () => {
     const specs = files.map((f) => parseYamlWithSchema(readFileSync(join(configs, f), 'utf8'), runSpecSchema, f).value!);
     assert.ok(specs.some((s) => s?.framework === 'verl' && s.services?.judge && s.services.exam_simulator), 'diagnostic agent with judge + exam simulator');
     assert.ok(specs.some((s) => s?.framework === 'trl' && s.algorithm === 'sft'), 'doctor SFT');
-    assert.ok(specs.some((s) => s?.framework === 'trl' && s.reward && 'model' in s.reward), 'doctor RL with a verifier reward model');
+    assert.ok(specs.some((s) => s?.framework === 'trl' && s.reward && 'path' in s.reward && s.reward.path.endsWith('medical_verifier.py')), 'doctor RL rewarded by the verifier (a reward function: its protocol is not TRL\'s reward-model scoring)');
     assert.ok(specs.some((s) => s?.lora && s.scheduler === 'ray'), 'ECG QA LoRA on Ray');
     assert.ok(specs.some((s) => s?.host === 'local'), 'local demo');
   });

@@ -42,8 +42,14 @@ export function makeWorkspace(runsDir?: string): Workspace {
     writeFileSync(join(dir, `data/${stem}.jsonl`), jsonl);
   }
   writeFileSync(join(dir, 'data/sft.json'), JSON.stringify(ROWS.map((r) => ({ question: r.prompt[0]!.content, answer: r.reward_model.ground_truth }))));
+  // TRL rows as `medrl dataset convert` writes them: what each trl command reads (the TRL stand-in refuses other rows).
+  mkdirSync(join(dir, 'data/trl'));
+  const trlRows = (f: (r: (typeof ROWS)[number], answer: string) => object) => ROWS.map((r) => JSON.stringify(f(r, String(r.reward_model.ground_truth)))).join('\n') + '\n';
+  writeFileSync(join(dir, 'data/trl/sft.jsonl'), trlRows((r, a) => ({ prompt: r.prompt, completion: [{ role: 'assistant', content: a }] })));
+  writeFileSync(join(dir, 'data/trl/grpo.jsonl'), trlRows((r, a) => ({ prompt: r.prompt, solution: a })));
+  writeFileSync(join(dir, 'data/trl/dpo.jsonl'), trlRows((r, a) => ({ prompt: r.prompt, chosen: [{ role: 'assistant', content: a }], rejected: [{ role: 'assistant', content: 'I cannot tell.' }] })));
   copyFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), join(dir, 'configs/rewards/multiple_choice_exact.py'));
-  writeFileSync(join(dir, 'configs/rewards/trl_exact.py'), 'def exact(prompts, completions, ground_truth, **kwargs):\n    return [1.0 if g in c[0]["content"] else 0.0 for c, g in zip(completions, ground_truth)]\n');
+  writeFileSync(join(dir, 'configs/rewards/trl_exact.py'), 'def exact(prompts, completions, solution, **kwargs):\n    return [1.0 if s in c[0]["content"] else 0.0 for c, s in zip(completions, solution)]\n');
   const runs = runsDir ?? join(dir, 'runs');
   return { dir, runsDir: runs, hostConfig: { name: 'local', kind: 'local', runsDir: runs, setup: STANDIN_SETUP, env: {}, scheduler: 'ssh' } };
 }
@@ -60,7 +66,9 @@ export function adaptExample(file: string, ws: Workspace, changes: Record<string
   doc.delete('workdir');
   doc.setIn(['resources', 'gpusPerNode'], 0);
   doc.setIn(['resources', 'nodes'], 1);
-  doc.setIn(['data', 'train'], framework === 'trl' ? 'data/sft.json' : 'data/train.parquet');
+  doc.setIn(['data', 'train'], framework === 'trl' ? `data/trl/${String(doc.get('algorithm'))}.jsonl` : 'data/train.parquet');
+  // TRL logs every 10 steps by default; the stand-in runs 4.
+  if (framework === 'trl' && !doc.hasIn(['overrides', 'logging_steps'])) doc.setIn(['overrides', 'logging_steps'], 1);
   if (doc.hasIn(['data', 'val'])) doc.setIn(['data', 'val'], 'data/test.parquet');
   if (doc.hasIn(['reward', 'path'])) doc.setIn(['reward', 'path'], framework === 'trl' ? 'configs/rewards/trl_exact.py' : 'configs/rewards/multiple_choice_exact.py');
   if (doc.hasIn(['reward', 'function']) && framework === 'trl') doc.setIn(['reward', 'function'], 'exact');
