@@ -6,7 +6,8 @@ several times cheaper than JSON on both ends, and for a reward function taking m
 Nothing else is ever written to stdout.
   first frame  {"path": FILE, "name": NAME|None, "env": {...}}   env (judge URL/model/key) is set before the file is loaded,
                                                                   so secrets never appear on a command line
-  -> {"type": "loaded", "ok": True, "name", "kind": "verl"|"trl", "params", "is_async"}
+  -> {"type": "loaded", "ok": True, "name", "kind": "verl"|"trl", "params", "required", "var_kw", "is_async"}
+     (required: the parameters a caller must pass, without a default; var_kw: it takes **kwargs)
      or {"type": "loaded", "ok": False, "error", "traceback"} (the worker stays up; it retries when the file changes)
   {"type": "run", "id": N, "from": K, "timeout": SECONDS, "careful": bool, "columns": {"data_source": [...],
    "solution_str": [...], "ground_truth": [...], "extra_info": [...], "prompt"?: [...], "extra"?: [...]}}
@@ -128,7 +129,9 @@ class Function:
             self.params = list(sig.parameters)
             self.var_kw = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
             self.is_async = inspect.iscoroutinefunction(self.fn)
-            return {"type": "loaded", "ok": True, "name": self.name, "kind": self.kind, "params": self.params, "is_async": self.is_async}
+            required = [n for n, p in sig.parameters.items() if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            return {"type": "loaded", "ok": True, "name": self.name, "kind": self.kind, "params": self.params, "required": required,
+                    "var_kw": self.var_kw, "is_async": self.is_async}
         except BaseException as error:  # SyntaxError, ImportError, SystemExit in module code: reported, never fatal
             self.fn, self.error = None, f"cannot load {self.path}: {type(error).__name__}: {error}"
             return {"type": "loaded", "ok": False, "error": self.error, "traceback": traceback.format_exc()}

@@ -3,7 +3,11 @@
 verl signature. The prediction is the last <diagnosis>...</diagnosis> block, else the text after "Final diagnosis:",
 else the last line. The judge (MEDRL_JUDGE_URL / MEDRL_JUDGE_MODEL / MEDRL_JUDGE_API_KEY, see medrl_judge.py) gets the
 reference and the prediction and answers JSON {"score": 1|0, "reason": ...}. An empty prediction scores 0 without a
-judge call. Returns score, pred and the judge's raw answer (so a surprising score can be read).
+judge call; an answer without a score scores 0 with judge_ok 0. Returns score, pred, judge_ok and the judge's raw
+answer ("" when not asked), so a surprising score can be read. Every sample gets the same keys, each always a number or
+always a string, never None or a list: verl's reward manager appends each key per sample and its validation checks
+every key has one value per sample and averages them (verl/workers/reward_manager/naive.py,
+verl/trainer/ppo/ray_trainer.py _validate, metric_utils.process_validation_metrics).
 """
 import os
 import re
@@ -37,9 +41,9 @@ def extract_diagnosis(solution_str):
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
     prediction = extract_diagnosis(solution_str)
     if not prediction:
-        return {"score": 0.0, "pred": "", "judge_raw": None}
+        return {"score": 0.0, "pred": "", "judge_ok": 0.0, "judge_raw": ""}
     raw = ask_judge(PROMPT.format(reference=ground_truth, prediction=prediction))
     score = json_score(raw)
     if score is None:
-        raise ValueError(f"the judge answer has no score: {raw[:200]!r}")
-    return {"score": 1.0 if score >= 0.5 else 0.0, "pred": prediction, "judge_raw": raw}
+        return {"score": 0.0, "pred": prediction, "judge_ok": 0.0, "judge_raw": raw}
+    return {"score": 1.0 if score >= 0.5 else 0.0, "pred": prediction, "judge_ok": 1.0, "judge_raw": raw}

@@ -3,9 +3,14 @@
 verl signature. `ground_truth` is the reference answer. The rule part: for a closed answer (yes/no or an option letter)
 exact match of the answer (the <answer> tag, "Answer: X" or the last line); for a free-text answer the share of the
 reference's key terms (ECG vocabulary such as "st elevation", "atrial fibrillation", lead names, numbers with units)
-found in the response. The judge part (MEDRL_JUDGE_URL, see medrl_judge.py) grades the answer 0-10 against the reference.
-method (kwarg or extra_info["method"]): "rule", "judge" or "hybrid" (default: closed answers by rule alone, free text
-0.5 rule + 0.5 judge). Returns score, rule, judge and the judge's raw answer.
+found in the response. The judge part (MEDRL_JUDGE_URL, see medrl_judge.py) grades the answer 0-10 against the
+reference. method (kwarg or extra_info["method"]): "rule", "judge" or "hybrid" (default: closed answers by rule alone,
+free text 0.5 rule + 0.5 judge; free text without key terms by the judge alone). Returns score, rule and judge (0.0
+when that part was not used), rule_used and judge_used (1.0/0.0) and the judge's raw answer ("" when not asked). A
+judge answer without a score counts as judge 0 with judge_used 1. Every sample gets the same keys, each always a number
+or always a string, never None or a list: verl's reward manager appends each key per sample and its validation checks
+every key has one value per sample and averages them (verl/workers/reward_manager/naive.py,
+verl/trainer/ppo/ray_trainer.py _validate, metric_utils.process_validation_metrics).
 """
 import os
 import re
@@ -55,11 +60,14 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, meth
         raise ValueError(f"method must be rule, judge or hybrid, not {method!r}")
     rule = rule_score(solution_str, ground_truth) if method != "judge" else None
     if method == "rule" or (method == "hybrid" and closed(ground_truth)):
-        return {"score": rule if rule is not None else 0.0, "rule": rule, "judge": None, "judge_raw": None}
+        return result(rule if rule is not None else 0.0, rule, None, "")
     raw = ask_judge(PROMPT.format(reference=ground_truth, response=solution_str))
-    judged = json_score(raw)
-    if judged is None:
-        raise ValueError(f"the judge answer has no score: {raw[:200]!r}")
-    judged = min(max(judged / 10.0, 0.0), 1.0)
+    judged = min(max((json_score(raw) or 0.0) / 10.0, 0.0), 1.0)
     score = judged if rule is None else 0.5 * rule + 0.5 * judged
-    return {"score": round(score, 6), "rule": rule, "judge": judged, "judge_raw": raw}
+    return result(round(score, 6), rule, judged, raw)
+
+
+def result(score, rule, judged, raw):
+    """The same keys and types for every sample (see the module docstring)."""
+    return {"score": float(score), "rule": float(rule or 0.0), "judge": float(judged or 0.0),
+            "rule_used": 0.0 if rule is None else 1.0, "judge_used": 0.0 if judged is None else 1.0, "judge_raw": raw}

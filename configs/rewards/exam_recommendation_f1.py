@@ -3,9 +3,13 @@ examinations the case actually needed.
 
 verl signature. The recommendations are the items of the last <exams>...</exams> block, else the lines after
 "Recommended examinations:", one per line or separated by commas/semicolons (bullets and numbering ignored).
-`ground_truth` is a list of names or one string separated the same way. Names are compared after lower-casing,
-dropping punctuation and mapping common abbreviations (CBC, CT, ECG/EKG, CXR, ...). Returns score = F1 plus precision,
-recall and the matched / missed / extra examinations.
+`ground_truth` is a list of names or one string separated the same way. Names are compared after lower-casing, dropping
+punctuation and mapping common abbreviations (CBC, CT, ECG/EKG, CXR, ...). Returns score = F1 plus precision, recall
+and the matched / missed / extra examinations, each one string joined by "; " (verl collates extra values into arrays
+and averages them: lists of different lengths crash it). Every sample gets the same keys, each always a number or
+always a string, never None or a list: verl's reward manager appends each key per sample and its validation checks
+every key has one value per sample and averages them (verl/workers/reward_manager/naive.py,
+verl/trainer/ppo/ray_trainer.py _validate, metric_utils.process_validation_metrics).
 """
 import re
 
@@ -58,5 +62,5 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
     precision = len(matched) / len(got) if got else 0.0
     recall = len(matched) / len(want) if want else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"score": f1, "precision": precision, "recall": recall, "matched": sorted(matched),
-            "missed": sorted(want - got), "extra": sorted(got - want)}
+    return {"score": f1, "precision": precision, "recall": recall, "matched": "; ".join(sorted(matched)),
+            "missed": "; ".join(sorted(want - got)), "extra": "; ".join(sorted(got - want))}

@@ -13,10 +13,13 @@ import urllib.request
 
 
 def judge_settings():
-    url = os.environ.get("MEDRL_JUDGE_URL")
-    if not url:
-        raise RuntimeError("MEDRL_JUDGE_URL is not set: pick a judge in the playground (or --judge NAME), or export MEDRL_JUDGE_URL/MEDRL_JUDGE_MODEL")
-    return url.rstrip("/"), os.environ.get("MEDRL_JUDGE_MODEL", "Judger"), os.environ.get("MEDRL_JUDGE_API_KEY", "EMPTY")
+    url, model = os.environ.get("MEDRL_JUDGE_URL"), os.environ.get("MEDRL_JUDGE_MODEL")
+    for name, value in (("MEDRL_JUDGE_URL", url), ("MEDRL_JUDGE_MODEL", model)):
+        if not value:
+            raise RuntimeError(f"{name} is not set: pick a judge in the playground (or --judge NAME), give the run a judge "
+                               f"(medrl.yaml judges / the spec's services), or export MEDRL_JUDGE_URL and MEDRL_JUDGE_MODEL")
+    # A judge without --api-key accepts any bearer token; "EMPTY" is the OpenAI client's convention for that.
+    return url.rstrip("/"), model, os.environ.get("MEDRL_JUDGE_API_KEY") or "EMPTY"
 
 
 def ask_judge(prompt, max_tokens=512, attempts=4, timeout=120):
@@ -37,6 +40,8 @@ def ask_judge(prompt, max_tokens=512, attempts=4, timeout=120):
                 return json.loads(response.read())["choices"][0]["message"]["content"]
         except urllib.error.HTTPError as error:
             last = f"judge HTTP {error.code}: {error.read()[:200].decode('utf-8', 'replace')}"
+            if error.code in (401, 403):
+                last += " (check MEDRL_JUDGE_API_KEY)"
             if error.code != 429 and error.code < 500:
                 break
             after = error.headers.get("retry-after")

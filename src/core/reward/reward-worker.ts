@@ -44,6 +44,8 @@ interface WireLoaded {
   name?: string;
   kind?: 'verl' | 'trl';
   params?: string[];
+  required?: string[];
+  var_kw?: boolean;
   is_async?: boolean;
   error?: string;
   traceback?: string;
@@ -148,6 +150,11 @@ export class RewardWorker {
           this.kill();
           return { results, stoppedAt: results.length, why: 'cancelled' };
         }
+        // Its stdout closed: it is exiting, and how it ended (code, signal) comes with the exit a moment later.
+        // (A lost connection rejects `exited`; start()'s handler records that.)
+        if (this.frames?.closed && !this.frames.problem && this.exitInfo === undefined) {
+          await Promise.race([this.proc!.exited.catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);
+        }
         const died = this.exitInfo !== undefined;
         const why = this.frames?.problem ?? (died ? `the reward worker ${this.deathNote()} during this call` : `timed out after ${timeoutMs / 1000} s (the call could not be interrupted: the worker was killed and restarted)`);
         this.kill();
@@ -200,7 +207,7 @@ export class RewardWorker {
   }
 
   private toInfo(m: WireLoaded): FunctionInfo {
-    return { ok: m.ok, path: this.opts.fnPath, name: m.name, kind: m.kind, params: m.params, isAsync: m.is_async, error: m.error, traceback: m.traceback };
+    return { ok: m.ok, path: this.opts.fnPath, name: m.name, kind: m.kind, params: m.params, required: m.required, varKw: m.var_kw, isAsync: m.is_async, error: m.error, traceback: m.traceback };
   }
 
   /** The next message, or undefined when the worker ends, `ms` pass with nothing, or the signal fires. */
@@ -263,6 +270,11 @@ class FrameReader {
     stream.on('data', (chunk: Buffer) => this.feed(chunk));
     stream.on('end', () => this.finish());
     stream.on('close', () => this.finish());
+  }
+
+  /** The stream ended (the worker closed its stdout or exited). */
+  get closed(): boolean {
+    return this.ended;
   }
 
   /** A message already read, if there is one. */

@@ -31,10 +31,21 @@ export async function harnessOn(host: Host): Promise<string> {
  * ~/.medrl/playground/functions/<hash of its path>/ (same name), rewritten when the local file changes so the worker reloads it.
  */
 export async function functionOn(host: Host, localPath: string): Promise<string> {
+  return functionFilesOn(host, localPath, { [basename(localPath)]: localPath });
+}
+
+/**
+ * Like `functionOn`, with the Python files the function imports (`files`: path relative to the function's folder →
+ * local path, the function's own file among them), staged beside it with their layout kept.
+ */
+export async function functionFilesOn(host: Host, localPath: string, files: Record<string, string>): Promise<string> {
   if (host.kind === 'local') return localPath;
-  const remote = await host.resolvePath(`${REMOTE_DIR}/functions/${shortHash(localPath)}/${basename(localPath)}`);
-  const data = await readFile(localPath);
-  const there = await host.readFile(remote).catch(() => undefined);
-  if (!there || !there.equals(data)) await host.writeFile(remote, data);
-  return remote;
+  const folder = await host.resolvePath(`${REMOTE_DIR}/functions/${shortHash(localPath)}`);
+  for (const [name, local] of Object.entries(files)) {
+    const remote = `${folder}/${name}`;
+    const data = await readFile(local);
+    const there = await host.readFile(remote).catch(() => undefined);
+    if (!there || !there.equals(data)) await host.writeFile(remote, data);
+  }
+  return `${folder}/${basename(localPath)}`;
 }

@@ -49,6 +49,10 @@ export interface FunctionInfo {
   name?: string;
   kind?: RewardKind;
   params?: string[];
+  /** Parameters without a default (a caller must pass them). */
+  required?: string[];
+  /** It takes **kwargs. */
+  varKw?: boolean;
   isAsync?: boolean;
   error?: string;
   traceback?: string;

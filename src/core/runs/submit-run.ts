@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { posix, resolve as resolveLocal, basename } from 'node:path';
+import { posix } from 'node:path';
 import { execChecked, type Host } from '../remote/host';
 import { shellQuote } from '../remote/shell-quote';
 import { LocatedError, type Problem } from '../errors/located-error';
@@ -9,9 +8,11 @@ import { makeRunId } from './run-id';
 import { RUN_FILES, type RunRecord } from './run-record';
 import { asList, hostPath, modelPath, type HostDirs } from './host-paths';
 import { trainerFor } from './trainers';
-import { NO_RUN_ENV, renderJobScript, renderLaunchScript, secretsInput, type RunEnv } from './launch-script';
+import { launchEnv, NO_RUN_ENV, renderJobScript, renderLaunchScript, secretsInput, type RunEnv } from './launch-script';
 import { checkHost, type NeededFile } from './host-checks';
 import { schedulerFor } from './schedulers';
+import { rewardUpload, type RewardUpload } from './reward-files';
+import { checkRewardContract } from './reward-contract';
 import type { Scheduler } from './scheduler';
 
 /** Everything a submit needs: the spec (and its text, kept as spec.yaml), where it came from, and the host. */
@@ -40,6 +41,8 @@ export interface PreparedRun {
   scheduler: Scheduler;
   setup: string[];
   neededFiles: NeededFile[];
+  /** The reward function's files (the function's and its local imports), when the reward is a function. */
+  reward?: RewardUpload;
 }
 
 /** Builds the run (id, folder, launch.sh) without touching the host beyond resolving `~`: what --dry-run shows. */
@@ -52,21 +55,20 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
   const dir = posix.join(runsDir, id);
   const files: Record<string, string> = { [RUN_FILES.spec]: req.specText };
   let rewardFile: string | undefined;
+  let reward: RewardUpload | undefined;
   if (spec.reward && 'path' in spec.reward) {
-    const local = resolveLocal(req.workspaceRoot, spec.reward.path);
-    const text = await readFile(local, 'utf8').catch((err: NodeJS.ErrnoException) => {
-      throw new LocatedError(`cannot read the reward function`, [{ file: req.specFile, field: 'reward.path', severity: 'error', message: err.code === 'ENOENT' ? `${local} does not exist` : String(err) }]);
-    });
-    const name = `${RUN_FILES.reward}/${basename(local)}`;
-    files[name] = text;
-    rewardFile = posix.join(dir, name);
+    // The reward file and the Python files beside it that it imports, layout kept (verl and TRL import them from there).
+    reward = await rewardUpload(req.workspaceRoot, spec.reward.path, req.specFile);
+    for (const [name, text] of Object.entries(reward.files)) files[`${RUN_FILES.reward}/${name}`] = text;
+    rewardFile = posix.join(dir, RUN_FILES.reward, reward.main);
   }
   const inputs = { spec, id, dir, dirs, rewardFile, version };
   const command = trainerFor(spec.framework).command(inputs);
+  Object.assign(files, command.files); // what the trainer's command reads (TRL: its --config, the resume wrapper)
   const setup = [...hostConfig.setup, ...(spec.setup ?? [])];
   const runEnv = req.runEnv ?? NO_RUN_ENV;
   const scheduler = schedulerFor(spec.scheduler ?? hostConfig.scheduler);
-  files[RUN_FILES.launch] = renderLaunchScript({
+  const launch = {
     id,
     name: spec.name,
     dir,
@@ -75,7 +77,8 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
     env: { ...hostConfig.env, ...spec.env, ...runEnv.vars },
     command,
     summary: `${spec.framework} ${spec.algorithm} on ${host.name} (${scheduler.name})`,
-  });
+  };
+  files[RUN_FILES.launch] = renderLaunchScript(launch);
   files['job.sh'] = renderJobScript(dir);
   const record: RunRecord = {
     id,
@@ -89,8 +92,8 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
     dir,
     ...(version ? { trainerVersion: version } : {}),
   };
-  Object.assign(files, scheduler.files({ id, dir, spec }, setup));
-  return { id, dir, workdir: dirs.workdir, record, files, scheduler, setup, neededFiles: neededFiles(spec, dirs) };
+  Object.assign(files, scheduler.files({ id, dir, spec, env: launchEnv(launch), pythonPath: command.pythonPath }, setup));
+  return { id, dir, workdir: dirs.workdir, record, files, scheduler, setup, neededFiles: neededFiles(spec, dirs), ...(reward ? { reward } : {}) };
 }
 
 function neededFiles(spec: RunSpec, dirs: HostDirs): NeededFile[] {
@@ -116,7 +119,15 @@ export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: P
   const first = await prepareRun(req, id);
   const checked = await checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: first.scheduler.name, workdir: first.workdir, setup: first.setup, files: first.neededFiles, distribution: trainer.distribution });
   const run = checked.version ? await prepareRun(req, first.id, checked.version) : first;
-  return { run, problems: [...trainer.problems(req.spec, req.specFile), ...checked.problems] };
+  const runEnv = req.runEnv ?? NO_RUN_ENV;
+  const reward = !run.reward ? [] : await checkRewardContract({
+    host: req.host, spec: req.spec, specFile: req.specFile, upload: run.reward,
+    // It needs the data, the working folder and the setup lines: when the host checks refused one, they said why.
+    dataPath: checked.problems.some((p) => p.severity === 'error' && ['data.train', 'workdir', 'setup'].includes(p.field ?? '')) ? undefined : run.neededFiles.find((f) => f.field === 'data.train')?.path,
+    workdir: run.workdir, setup: run.setup,
+    env: { ...req.hostConfig.env, ...req.spec.env, ...runEnv.vars }, secrets: runEnv.secrets,
+  });
+  return { run, problems: [...trainer.problems(req.spec, req.specFile), ...(req.runEnv?.problems ?? []), ...checked.problems, ...reward] };
 }
 
 /** Writes run.json through a temporary file and a rename, so a listing never reads half of it. */

@@ -5,6 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { FunctionScorer } from '../../../src/core/reward/scorers';
+import { checkRewardContract } from '../../../src/core/runs/reward-contract';
+import { rewardUpload } from '../../../src/core/runs/reward-files';
+import type { RunSpec } from '../../../src/core/runs/run-spec';
+
+const ROOT = join(__dirname, '../../..');
 
 /**
  * The remote path of a reward worker (harness and function copied to ~/.medrl/playground, run in the host's workdir after
@@ -45,5 +50,22 @@ describe('reward worker on a remote host (staging through Host.writeFile)', () =
     } finally {
       scorer.dispose();
     }
+  });
+
+  it('the contract check stages the reward with its imports on the host and reads the rows there, after the setup lines', async () => {
+    const workdir = join(home, 'diag');
+    mkdirSync(workdir, { recursive: true });
+    const data = join(home, 'dx.jsonl');
+    const row = (gt: string) => ({ data_source: 'diag', prompt: [{ role: 'user', content: 'case' }], reward_model: { ground_truth: gt }, extra_info: { index: 0 } });
+    writeFileSync(data, [row('Gout'), row('Sepsis')].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const spec = { name: 't', framework: 'verl', algorithm: 'grpo', model: 'm', data: { train: data }, reward: { path: 'configs/rewards/diagnosis_judge.py', function: 'compute_score' } } as RunSpec;
+    const inputs = { host: new RemoteLikeHost('gpu'), spec, specFile: 'spec.yaml', upload: await rewardUpload(ROOT, 'configs/rewards/diagnosis_judge.py', 'spec.yaml'), dataPath: data, workdir, setup: ['export MEDRL_JUDGE_URL=http://127.0.0.1:9/v1 MEDRL_JUDGE_MODEL=J'], env: {}, secrets: {} };
+    const problems = await checkRewardContract(inputs);
+    // medrl_judge.py was staged beside it (else: ModuleNotFoundError); the setup lines ran (else: MEDRL_JUDGE_URL is not
+    // set); a judge that does not answer (one the run would start) makes the rows that need it a warning.
+    assert.deepEqual(problems.map((p) => [p.host, p.file, p.field, p.severity]), [['gpu', data, 'row 1', 'warning']]);
+    assert.match(problems[0]!.message, /calls the judge, which did not answer at check time.*\(also rows 2\)/);
+    const staged = readdirSync(join(home, '.medrl/playground/functions')).map((d) => readdirSync(join(home, '.medrl/playground/functions', d)).sort());
+    assert.ok(staged.some((files) => files.join() === 'diagnosis_judge.py,medrl_judge.py'), JSON.stringify(staged));
   });
 });

@@ -93,6 +93,22 @@ describe('seed-task reward functions on the real samples', () => {
       } else assert.equal(r.score, expected[i], `sample ${i}: ${samples[i]!.solution_str.slice(0, 80)}`);
     });
     assert.equal(rows.filter((r) => r['Error Flag'] === '1').length, 109);
+    // The same answers against the rows as MedRL's converter writes MEDEC (the demo's data/medec/verl): the flag as the
+    // ground truth, the sentence id and correction in extra_info under their CSV names; plus the demo prompt's <answer> tag.
+    const byRow = new Map(rows.map((r) => [r['Text ID'], r]));
+    const converted = samples.map((x) => {
+      const r = byRow.get((x.extra_info as { text_id: string }).text_id)!;
+      return { ...x, ground_truth: r['Error Flag'], extra_info: { 'Error Sentence ID': r['Error Sentence ID'], 'Corrected Sentence': r['Corrected Sentence'] } };
+    });
+    assert.deepEqual((await fn('medec_error_detection.py').run(converted)).map((r) => r.score), res.map((r) => r.score));
+    const tagged = await fn('medec_error_detection.py').run([
+      { data_source: 'medec', solution_str: 'Reasoning.\n<answer>0</answer>', ground_truth: '0', extra_info: { 'Error Sentence ID': '-1', 'Corrected Sentence': 'NA' } },
+      { data_source: 'medec', solution_str: '<answer>1</answer>\nSentence: 2\nCorrection: Give aspirin.', ground_truth: '1', extra_info: { 'Error Sentence ID': '2', 'Corrected Sentence': 'Give aspirin.' } },
+    ]);
+    assert.deepEqual(tagged.map((r) => r.score), [1, 1]);
+    // Every sample has the same keys, none None (verl's validation averages each key over all samples).
+    assert.deepEqual(new Set(res.map((r) => Object.keys(r.detail!).sort().join())), new Set(['correction_f1,format,pred_correction,pred_flag,pred_sentence,score,sentence_ok']));
+    assert.ok(res.every((r) => Object.values(r.detail!).every((v) => v !== null)));
   });
 
   it('examination recommendation set F1 (hand-written fictional cases), with abbreviations and list styles', async () => {
@@ -102,7 +118,8 @@ describe('seed-task reward functions on the real samples', () => {
       { data_source: 'diagagent', solution_str: 'No tests needed.', ground_truth: ['troponin'] },
     ]);
     assert.deepEqual(res.map((r) => r.score), [1, 2 * 0.5 * 1 / 1.5, 0]);
-    assert.deepEqual(res[1]!.detail!.extra, ['chest x ray', 'd dimer']);
+    // Joined strings, not lists: verl makes every extra key an array and averages it (lists of different lengths crash it).
+    assert.equal(res[1]!.detail!.extra, 'chest x ray; d dimer');
   });
 
   describe('with the stand-in judge', () => {
@@ -122,8 +139,11 @@ describe('seed-task reward functions on the real samples', () => {
       assert.match(String(res[0]!.detail!.judge_raw), /"label": "correct"/);
       const noJudge = await fn('diagnosis_judge.py').run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
       assert.match(noJudge[0]!.error!, /RuntimeError: MEDRL_JUDGE_URL is not set/);
+      const noModel = await fn('diagnosis_judge.py', { MEDRL_JUDGE_URL: judge.url }).run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
+      assert.match(noModel[0]!.error!, /RuntimeError: MEDRL_JUDGE_MODEL is not set/);
       const wrongKey = await fn('diagnosis_judge.py', { ...env(), MEDRL_JUDGE_API_KEY: 'bad' }).run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
-      assert.match(wrongKey[0]!.error!, /judge HTTP 401/);
+      assert.match(wrongKey[0]!.error!, /judge HTTP 401.*\(check MEDRL_JUDGE_API_KEY\)/);
+      assert.deepEqual(res.map((r) => Object.keys(r.detail!).sort().join()), Array(4).fill('judge_ok,judge_raw,pred,score'));
     });
 
     it('ECG QA: closed answers by rule, free text by rule + judge (0-10), method from extra_info', async () => {
@@ -135,12 +155,14 @@ describe('seed-task reward functions on the real samples', () => {
         { data_source: 'ecg_expert_qa', solution_str: 'Normal sinus rhythm.', ground_truth: ref, extra_info: { method: 'rule' } },
       ]);
       assert.ok(res.every((r) => r.error === null), res.map((r) => r.error).join(' | '));
-      assert.deepEqual([res[0]!.score, res[0]!.detail!.judge], [1, null]);
+      // Every sample has the same keys, none None (verl's validation averages each key over all samples).
+      assert.deepEqual(res.map((r) => Object.keys(r.detail!).sort().join()), Array(4).fill('judge,judge_raw,judge_used,rule,rule_used,score'));
+      assert.deepEqual([res[0]!.score, res[0]!.detail!.judge, res[0]!.detail!.judge_used], [1, 0, 0]);
       assert.equal(res[1]!.detail!.rule, 1);
       assert.ok((res[1]!.detail!.judge as number) >= 0.5 && res[1]!.score! >= 0.75);
       assert.equal(res[2]!.detail!.rule, 0);
       assert.ok(res[2]!.score! < 0.5);
-      assert.deepEqual([res[3]!.score, res[3]!.detail!.judge_raw], [0, null]);
+      assert.deepEqual([res[3]!.score, res[3]!.detail!.judge_raw, res[3]!.detail!.judge_used], [0, '', 0]);
     });
   });
 });
