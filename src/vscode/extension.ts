@@ -15,10 +15,10 @@ import { registerCheckpointCommands } from './checkpoints/checkpoint-commands';
 import { ServicesTree } from './services/services-tree';
 import { ServiceKeys } from './services/service-keys';
 import { registerServiceCommands } from './services/service-commands';
-import { serviceRunEnv } from './services/run-env-provider';
 import { registerMetricsCommands } from './metrics/metrics-commands';
 import { RunsTree } from './runs/runs-tree';
 import { registerRunCommands } from './runs/run-commands';
+import { registerTokenCommands, secretStorageSource } from './runs/run-secrets';
 import { registerEpisodeCommands } from './episodes/episode-commands';
 import { errorMessage } from '../core/errors/located-error';
 
@@ -63,8 +63,9 @@ export function activate(extension: vscode.ExtensionContext): void {
   registerRewardPlayground(ctx, state, pool);
   registerHostCommands(ctx, state, pool, hosts);
   registerMetricsCommands(ctx, pool);
-  // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY for the services their spec needs and MEDRL_JUDGE_* (services feature).
-  registerRunCommands(ctx, state, pool, runs, serviceRunEnv(state, pool, serviceKeys));
+  // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
+  registerRunCommands(ctx, state, pool, runs, secretStorageSource(ctx, serviceKeys));
+  registerTokenCommands(ctx);
   registerDatasetCommands(ctx, state, pool, inspections, datasets);
   registerEpisodeCommands(ctx, pool);
   const log = ctx.log;

@@ -6,6 +6,7 @@ import { resolveHosts, type ResolvedHost, type WorkspaceConfig } from '../../cor
 import { formatProblem } from '../../core/errors/located-error';
 import { requireRunSpec } from '../../core/runs/load-run-spec';
 import { planRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
+import { environmentSecrets, resolveRunEnv } from '../../core/runs/run-environment';
 import { listAllRuns, findRun } from '../../core/runs/run-catalog';
 import { listRuns } from '../../core/runs/list-runs';
 import { cancelRun } from '../../core/runs/cancel-run';
@@ -35,7 +36,7 @@ export const submitCommand: Command = {
   path: ['submit'],
   summary: 'Submit a run spec to its host (--dry-run: print the launch script and the host checks)',
   usage: 'medrl submit SPEC [--dry-run] [--host H] [--config FILE_OR_DIR] [--json]',
-  details: 'SPEC: a run spec (configs/*.yaml). The host checks (files, GPUs, framework, scheduler) run first: nothing is written on the host unless they pass.',
+  details: 'SPEC: a run spec (configs/*.yaml). The host checks (files, GPUs, framework, scheduler) run first: nothing is written on the host unless they pass.\nThe run gets MEDRL_<NAME>_URL/_MODEL for the spec\'s services and MEDRL_JUDGE_* for the judge. Secrets are read from this shell\'s environment and reach the job over stdin (never argv or a file): MEDRL_<NAME>_API_KEY (e.g. MEDRL_JUDGE_API_KEY), HF_TOKEN, and WANDB_API_KEY when the spec has wandb:.',
   options: { ...configOption, 'dry-run': { type: 'boolean' }, host: { type: 'string' } },
   async run(ctx) {
     const specArg = ctx.positionals[0];
@@ -43,7 +44,10 @@ export const submitCommand: Command = {
     const { file: specFile, text, spec } = await requireRunSpec(resolve(ctx.cwd, specArg));
     return withWorkspace(ctx, async ({ file, config, pool }) => {
       const hostName = (ctx.values.host as string | undefined) ?? spec.host ?? config.defaults.host;
-      const req: SubmitRequest = { spec, specText: text, specFile, workspaceRoot: dirname(file), host: await pool.get(hostName), hostConfig: hostEntry(config, hostName) };
+      const hostConfig = hostEntry(config, hostName);
+      // Secrets come from this shell's environment (MEDRL_JUDGE_API_KEY, HF_TOKEN, WANDB_API_KEY, ...), never argv or a file.
+      const runEnv = await resolveRunEnv({ spec, specFile, config, hosts: resolveHosts(config), pool, run: { host: hostName, scheduler: spec.scheduler ?? hostConfig.scheduler }, secrets: environmentSecrets() });
+      const req: SubmitRequest = { spec, specText: text, specFile, workspaceRoot: dirname(file), host: await pool.get(hostName), hostConfig, runEnv };
       if (ctx.values['dry-run']) {
         const { run, problems } = await planRun(req);
         if (ctx.json) printJson(ctx, { id: run.id, dir: run.dir, host: hostName, scheduler: run.scheduler.name, launchScript: run.files[RUN_FILES.launch], files: Object.keys(run.files), problems });

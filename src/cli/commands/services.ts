@@ -68,10 +68,11 @@ export const serveCommand: Command = {
       if (specFile) {
         const path = resolve(ctx.cwd, specFile);
         const spec = loadYamlWithSchema(await readFile(path, 'utf8'), runSpecSchema, path);
-        const launches = serviceLaunchesOfSpec(spec);
+        const runHost = pickHost(hosts, config, (ctx.values.host as string | undefined) ?? spec.host);
+        const launches = serviceLaunchesOfSpec(spec, { host: runHost.name, scheduler: spec.scheduler ?? runHost.scheduler });
         if (!launches.length) throw new UsageError(`${path}: the spec has no services to start (services: entries without judge:)`);
         for (const l of launches) {
-          const h = pickHost(hosts, config, l.host ?? (ctx.values.host as string | undefined) ?? spec.host);
+          const h = pickHost(hosts, config, l.host);
           results.push(await serveAndWait(ctx, pool, h, { ...l.launch, ...(standins ? { standins } : {}) }, apiKey));
         }
       } else {

@@ -2,15 +2,18 @@ import { posix } from 'node:path';
 import { shellQuote } from '../remote/shell-quote';
 import { RUN_FILES } from './run-record';
 import type { TrainerCommand } from './trainer';
+import type { Problem } from '../errors/located-error';
 
 /**
- * Environment a run gets from outside its spec: the services it needs (MEDRL_<NAME>_URL/_MODEL, from the spec's
- * `services:` and medrl.yaml judges). `vars` are written into launch.sh; `secrets` (API keys from SecretStorage) never
- * touch a file or a command line: the scheduler hands them to the job over stdin.
+ * Environment a run gets from outside its spec (built by resolveRunEnv() in run-environment.ts): the services it needs
+ * (MEDRL_<NAME>_URL/_MODEL, from the spec's `services:` and medrl.yaml judges). `vars` are written into launch.sh;
+ * `secrets` (API keys, HF_TOKEN, WANDB_API_KEY) never touch a file or a command line: the scheduler hands them to the
+ * job over stdin. `problems`: what keeps the run from getting what it needs (a service not running, a missing key).
  */
 export interface RunEnv {
   vars: Record<string, string>;
   secrets: Record<string, string>;
+  problems?: Problem[];
 }
 
 export const NO_RUN_ENV: RunEnv = { vars: {}, secrets: {} };
@@ -35,9 +38,38 @@ function exportLine(name: string, value: string): string {
   return `export ${name}=${shellQuote(value)}`;
 }
 
+/** Every variable launch.sh exports (medrl.yaml host env, the spec's, the run's, the trainer's, the run's identity). */
+export function launchEnv(inp: Pick<LaunchScriptInputs, 'id' | 'name' | 'dir' | 'env' | 'command'>): Record<string, string> {
+  return { ...inp.env, ...inp.command.env, MEDRL_RUN_ID: inp.id, MEDRL_RUN_NAME: inp.name, MEDRL_RUN_DIR: inp.dir };
+}
+
+/** The line that puts a folder first on PYTHONPATH (the uploaded reward's, so its own imports resolve). */
+export function pythonPathLines(folder: string | undefined): string[] {
+  return folder ? [`export PYTHONPATH=${shellQuote(folder)}\${PYTHONPATH:+:\$PYTHONPATH}`] : [];
+}
+
+/** `export NAME='value'` lines (names checked, values quoted): launch.sh, and the Slurm Ray node script. */
+export function exportLines(env: Record<string, string>): string[] {
+  return Object.entries(env).map(([k, v]) => exportLine(k, v));
+}
+
+/**
+ * Where a launcher takes its own flags: after `trl SUB` and `accelerate launch` (accelerate's flags; trl hands the flags
+ * its script does not know to accelerate: trl/cli/commands/training.py, TRL 1.10), after `torchrun` (before `-m`).
+ * -1 for a plain `python3 -m` (verl's Ray driver).
+ */
+export function launcherFlagsAt(argv: string[]): number {
+  if (argv[0] === 'trl' || (argv[0] === 'accelerate' && argv[1] === 'launch')) return 2;
+  // A resumed TRL run: `python3 RUN/trl_resume.py SUB ...` is TRL's CLI, so its launcher flags go after SUB too.
+  if (argv[0] === 'python3' && argv[1]?.endsWith('/trl_resume.py')) return 3;
+  if (argv[0] === 'torchrun') return 1;
+  return -1;
+}
+
 /** launch.sh: the whole job as one bash script (viewable before submitting); every value is quoted. */
 export function renderLaunchScript(inp: LaunchScriptInputs): string {
-  const env = { ...inp.env, ...inp.command.env, MEDRL_RUN_ID: inp.id, MEDRL_RUN_NAME: inp.name, MEDRL_RUN_DIR: inp.dir };
+  const env = launchEnv(inp);
+  const at = launcherFlagsAt(inp.command.argv);
   const lines = [
     '#!/usr/bin/env bash',
     `# MedRL Studio run ${inp.id}: ${inp.summary}`,
@@ -45,10 +77,11 @@ export function renderLaunchScript(inp: LaunchScriptInputs): string {
     'set -e',
     `cd ${shellQuote(inp.workdir)}`,
     ...(inp.setup.length ? ['# setup (medrl.yaml host, then the spec)', ...inp.setup] : []),
-    ...Object.entries(env).map(([k, v]) => exportLine(k, v)),
-    ...(inp.command.pythonPath ? [`export PYTHONPATH=${shellQuote(inp.command.pythonPath)}\${PYTHONPATH:+:\$PYTHONPATH}`] : []),
+    ...exportLines(env),
+    ...pythonPathLines(inp.command.pythonPath),
+    ...(at >= 0 ? ['# "$@": the launcher\'s per-node flags, given by job.sh on a multi-node Slurm job (none otherwise)'] : []),
     'set +e',
-    `exec ${commandLines(inp.command.argv).join(' \\\n  ')}`,
+    `exec ${[...commandLines(inp.command.argv.slice(0, Math.max(at, 0))), ...(at >= 0 ? ['"$@"'] : []), ...commandLines(inp.command.argv.slice(Math.max(at, 0)))].join(' \\\n  ')}`,
     '',
   ];
   return lines.join('\n');
@@ -66,14 +99,15 @@ function commandLines(argv: string[]): string[] {
 
 /**
  * job.sh: what every scheduler starts. It runs launch.sh with stdout+stderr in output.log and writes exit_code
- * (atomically) when it ends, so a finished run is known from its folder alone.
+ * (atomically) when it ends, so a finished run is known from its folder alone. `run` replaces the line that runs
+ * launch.sh (a multi-node Slurm job starts it on every node; node 0 writes output.log).
  */
-export function renderJobScript(dir: string): string {
+export function renderJobScript(dir: string, run?: string): string {
   const q = (f: string) => shellQuote(posix.join(dir, f));
   return [
     '#!/usr/bin/env bash',
     '# MedRL Studio job wrapper: output.log gets the job\'s output, exit_code its exit status when it ends.',
-    `bash ${q(RUN_FILES.launch)} > ${q(RUN_FILES.log)} 2>&1 < /dev/null`,
+    run ?? `bash ${q(RUN_FILES.launch)} > ${q(RUN_FILES.log)} 2>&1 < /dev/null`,
     'code=$?',
     `date -u +%Y-%m-%dT%H:%M:%SZ > ${q(RUN_FILES.ended)}`,
     `echo "$code" > ${q(`${RUN_FILES.exitCode}.tmp`)} && mv ${q(`${RUN_FILES.exitCode}.tmp`)} ${q(RUN_FILES.exitCode)}`,

@@ -6,6 +6,21 @@ import { expectOutput, type Scheduler } from './scheduler';
 /** setup.sh: the shell lines that put `ray` on PATH (host setup, then the spec's), for submit, status and stop. */
 export const RAY_SETUP = 'setup.sh';
 
+/** runtime_env.yaml: the job's Ray runtime_env (JSON, which YAML reads as is), given to `ray job submit --runtime-env`. */
+export const RAY_RUNTIME_ENV = 'runtime_env.yaml';
+
+/**
+ * The job's runtime_env: launch.sh's variables as `env_vars`. verl's TaskRunner and reward workers are Ray actors that
+ * start in raylets, not under launch.sh, so only the job's runtime_env reaches them (Ray applies it to the entrypoint
+ * and every task and actor of the job; since Ray 2.8 it is merged with verl's own ray.init(runtime_env=...), and the
+ * same variable set in both is refused: ray-project/ray#39208).
+ */
+export function rayRuntimeEnv(env: Record<string, string>, pythonPath?: string): string {
+  // Ray expands ${VAR} in env_vars from the worker's own environment, so the cluster's PYTHONPATH is kept after ours.
+  const vars = pythonPath ? { ...env, PYTHONPATH: `${pythonPath}:\${PYTHONPATH}` } : env;
+  return `${JSON.stringify({ env_vars: vars }, null, 2)}\n`;
+}
+
 /** Setup lines are bash (`source ...`): the command runs in bash after them. */
 export function withRaySetup(dir: string, command: string): string {
   return `bash -c ${shellQuote(`cd ${shellQuote(dir)} || exit 1\n. ./${RAY_SETUP} > /dev/null\n${command}`)}`;
@@ -20,18 +35,25 @@ export function parseRayStatus(text: string): 'PENDING' | 'RUNNING' | 'SUCCEEDED
   return m ? (m[1] as 'PENDING' | 'RUNNING') : undefined;
 }
 
+/** Why a Ray job gets no secrets: said when a submit is refused, and by the run environment before it. */
+export const RAY_NO_SECRETS = 'the ray scheduler cannot pass API keys or tokens to a job without writing them to a file or a command line (Ray\'s dashboard also keeps every job\'s runtime_env): set them in the cluster\'s environment, or use the ssh or slurm scheduler';
+
 /**
  * The `ray` scheduler: `ray job submit --no-wait` on the host (the head node; RAY_ADDRESS from the host's env or
  * setup), with the run id as submission id; `ray job status` in the listing, `ray job stop` to cancel. Multi-node verl
- * runs this way (trainer.nnodes from the spec's resources). Secrets cannot reach a Ray job without a file or a command
- * line, so runs with API keys are refused here.
+ * runs this way (trainer.nnodes from the spec's resources); the run's variables reach its workers through
+ * runtime_env.yaml. Secrets cannot reach a Ray job without a file or a command line (and the dashboard keeps every
+ * job's runtime_env, env_vars included, for anyone who can reach it), so runs with secrets are refused here.
  */
 export const rayScheduler: Scheduler = {
   name: 'ray',
-  files: (_run, setup) => ({ [RAY_SETUP]: ['# Puts the ray CLI on PATH: the host\'s setup, then the spec\'s (from medrl.yaml and spec.yaml).', ...setup, ''].join('\n') }),
+  files: (run, setup) => ({
+    [RAY_SETUP]: ['# Puts the ray CLI on PATH: the host\'s setup, then the spec\'s (from medrl.yaml and spec.yaml).', ...setup, ''].join('\n'),
+    [RAY_RUNTIME_ENV]: rayRuntimeEnv(run.env, run.pythonPath),
+  }),
   async start(host, run, secrets) {
-    if (secrets.length) throw new Error(`${run.id}: the ray scheduler cannot pass API keys to a job without writing them to a file or a command line: set them in the cluster's environment, or use the ssh or slurm scheduler`);
-    const cmd = `ray job submit --no-wait --submission-id ${shellQuote(run.id)} -- bash ${shellQuote(posix.join(run.dir, 'job.sh'))}`;
+    if (secrets.length) throw new Error(`${run.id}: ${RAY_NO_SECRETS}`);
+    const cmd = `ray job submit --no-wait --submission-id ${shellQuote(run.id)} --runtime-env ${RAY_RUNTIME_ENV} -- bash ${shellQuote(posix.join(run.dir, 'job.sh'))}`;
     const r = await execChecked(host, withRaySetup(run.dir, cmd), { timeoutMs: 120_000 });
     return { jobId: expectOutput(host, 'ray job submit', r.stdout, /Job '([^']+)' submitted successfully/)[1] };
   },

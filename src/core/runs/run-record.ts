@@ -25,6 +25,9 @@ export const runRecordSchema = z.object({
       name: z.string().optional(),
       /** Started with an API key (the key itself is never written anywhere): a restart needs it again. */
       apiKey: z.boolean().optional(),
+      /** Address it listens on (none: 127.0.0.1) and, when beyond loopback, the name other machines reach its host by. */
+      bind: z.string().optional(),
+      address: z.string().optional(),
     })
     .optional(),
 });

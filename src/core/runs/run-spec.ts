@@ -24,7 +24,10 @@ export const serviceSchema = z
     kind: z.enum(['vllm', 'sglang', 'trl-vllm-serve']).default('vllm'),
     model: z.string().min(1).describe('Model path or id to serve.'),
     servedModelName: z.string().optional().describe('Name clients ask for (vLLM --served-model-name).'),
-    host: z.string().optional().describe('Host to start it on; default: the run\'s host.'),
+    host: z.string().optional().describe('Host (from medrl.yaml) to start it on; default: the run\'s host.'),
+    bind: z.ipv4().optional().describe('Address the server listens on. Default: 127.0.0.1 when the trainer runs on the same machine (ssh scheduler, same host), else 0.0.0.0 so the trainer can reach it.'),
+    address: z.string().regex(/^[A-Za-z0-9.-]+$/, 'a host name or IPv4 address').optional().describe('Name or address the trainer reaches the service\'s host by, when it is bound beyond 127.0.0.1. Default: what `hostname -f` says there.'),
+    gpus: z.union([z.int().min(0), z.array(z.int().min(0)).min(1)]).optional().describe('GPU index or indices the server uses (CUDA_VISIBLE_DEVICES), e.g. [0,1,2,3]: keeps servers and training on one node apart.'),
     port: z.int().min(1).max(65535).optional(),
     tensorParallel: z.int().min(1).optional(),
     gpuMemoryUtilization: z.number().gt(0).max(1).optional(),
@@ -70,10 +73,11 @@ export const runSpecSchema = z
     entry: z
       .strictObject({
         script: z.string().min(1).describe('Custom training script run with accelerate launch (TRL).'),
-        accelerateConfig: z.string().optional(),
-        args: z.array(z.string()).optional(),
+        accelerateConfig: z.string().optional().describe('accelerate launch --config_file (e.g. a DeepSpeed ZeRO-3 config).'),
+        args: z.array(z.string()).optional().describe('The script\'s own arguments; the spec\'s overrides follow them as --key value.'),
       })
-      .optional(),
+      .optional()
+      .describe('Your own TRL script: `accelerate launch [--config_file F] --num_processes N script.py ARGS`. Nothing else is added to its command line; it gets the run from the environment: MEDRL_MODEL, MEDRL_TRAIN_FILES (paths joined by :), MEDRL_OUTPUT_DIR (the run folder\'s output/, where checkpoints are found), MEDRL_REWARD_MODEL or MEDRL_REWARD_FUNCTION (module.function, importable: its folder is on PYTHONPATH).'),
     resources: z
       .strictObject({
         nodes: z.int().min(1).default(1),

@@ -14,6 +14,10 @@ export interface ReadyRun {
   id: string;
   dir: string;
   spec: RunSpec;
+  /** What launch.sh exports (no secrets): a scheduler whose job starts processes elsewhere gives them the same. */
+  env: Record<string, string>;
+  /** The folder launch.sh puts first on PYTHONPATH (the uploaded reward's), for processes started elsewhere too. */
+  pythonPath?: string;
 }
 
 /** How jobs start and stop on a host: detached processes (ssh), sbatch (slurm) or ray job submit (ray). */

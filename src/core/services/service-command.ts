@@ -13,6 +13,12 @@ export interface ServiceLaunch {
   servedModelName?: string;
   /** Port on the host; default: a free one. */
   port?: number;
+  /** Address to listen on; default 127.0.0.1 (only this machine). */
+  bind?: string;
+  /** Name other machines reach this host by, when bound beyond loopback; default: `hostname -f` there. */
+  address?: string;
+  /** CUDA_VISIBLE_DEVICES for the server, e.g. "0,1,2,3". */
+  gpus?: string;
   tensorParallel?: number;
   gpuMemoryUtilization?: number;
   /** Extra launcher arguments. */
@@ -23,6 +29,9 @@ export interface ServiceLaunch {
   /** MedRL's stand-ins folder on the host: used only when the engine is not installed there (the local demo). */
   standins?: string;
 }
+
+/** Where a server listens unless told otherwise: reachable from its own machine only. */
+export const LOOPBACK = '127.0.0.1';
 
 /** Environment variable that carries the API key into the launch script (handed over stdin, never a file or a command line). */
 export const API_KEY_ENV = 'MEDRL_SERVICE_API_KEY';
@@ -38,8 +47,10 @@ const SGLANG_WITH_KEY = `import os, runpy, sys; sys.argv += ["--api-key", os.env
 export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean): string {
   if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(s.name)) throw new Error(`service name "${s.name}": use letters, digits and _ (it becomes MEDRL_${s.name.toUpperCase()}_URL)`);
   const served = s.servedModelName ?? s.name;
+  const bind = s.bind ?? LOOPBACK;
   const lines: string[] = [
     ...Object.entries(s.env ?? {}).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
+    ...(s.gpus !== undefined ? [`export CUDA_VISIBLE_DEVICES=${shellQuote(s.gpus)}`] : []),
     ...(s.setup ?? []),
     s.workdir ? `cd ${shellPath(s.workdir)} || exit 1` : '',
   ];
@@ -50,7 +61,7 @@ export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean
       if (standins) lines.push(`command -v vllm >/dev/null 2>&1 || export PATH=${standins}/bin:"$PATH"`);
       if (hasApiKey) lines.push(`export VLLM_API_KEY="$${API_KEY_ENV}"`);
       cmd = shellJoin([
-        'vllm', 'serve', s.model, '--host', '127.0.0.1', '--port', String(port), '--served-model-name', served,
+        'vllm', 'serve', s.model, '--host', bind, '--port', String(port), '--served-model-name', served,
         ...(s.tensorParallel ? ['-tp', String(s.tensorParallel)] : []),
         ...(s.gpuMemoryUtilization ? ['--gpu-memory-utilization', String(s.gpuMemoryUtilization)] : []),
         ...(s.args ?? []),
@@ -59,7 +70,7 @@ export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean
     case 'sglang':
       if (standins) lines.push(`python3 -c 'import sglang' >/dev/null 2>&1 || export PYTHONPATH=${standins}\${PYTHONPATH:+:$PYTHONPATH}`);
       cmd = shellJoin([
-        'python3', ...(hasApiKey ? ['-c', SGLANG_WITH_KEY] : ['-m', 'sglang.launch_server']), '--model-path', s.model, '--host', '127.0.0.1', '--port', String(port), '--served-model-name', served,
+        'python3', ...(hasApiKey ? ['-c', SGLANG_WITH_KEY] : ['-m', 'sglang.launch_server']), '--model-path', s.model, '--host', bind, '--port', String(port), '--served-model-name', served,
         ...(s.tensorParallel ? ['--tp', String(s.tensorParallel)] : []),
         ...(s.gpuMemoryUtilization ? ['--mem-fraction-static', String(s.gpuMemoryUtilization)] : []),
         ...(s.args ?? []),
@@ -69,7 +80,7 @@ export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean
       if (hasApiKey) throw new Error(`service "${s.name}": trl vllm-serve has no API key; serve without one`);
       if (standins) lines.push(`command -v trl >/dev/null 2>&1 || export PATH=${standins}/bin:"$PATH"`);
       cmd = shellJoin([
-        'trl', 'vllm-serve', '--model', s.model, '--host', '127.0.0.1', '--port', String(port),
+        'trl', 'vllm-serve', '--model', s.model, '--host', bind, '--port', String(port),
         ...(s.tensorParallel ? ['--tensor_parallel_size', String(s.tensorParallel)] : []),
         ...(s.gpuMemoryUtilization ? ['--gpu_memory_utilization', String(s.gpuMemoryUtilization)] : []),
         ...(s.args ?? []),
@@ -85,24 +96,42 @@ export function healthPaths(engine: ServiceEngine): { health: string; models?: s
   return engine === 'trl-vllm-serve' ? { health: '/health/' } : { health: '/health', models: '/v1/models' };
 }
 
-/** The servers a run spec's `services:` section starts (entries with `judge:` use a medrl.yaml judge instead). */
-export function serviceLaunchesOfSpec(spec: Pick<RunSpec, 'services' | 'setup' | 'workdir' | 'env'>): { host?: string; launch: ServiceLaunch }[] {
+/**
+ * Whether the trainer runs on the service's own machine, where 127.0.0.1 reaches it: the ssh scheduler starts the job on
+ * the host itself; slurm and ray run it on other nodes.
+ */
+export function trainerSharesMachine(serviceHost: string, run: { host: string; scheduler: RunSpec['scheduler'] }): boolean {
+  return serviceHost === run.host && (run.scheduler ?? 'ssh') === 'ssh';
+}
+
+/**
+ * The servers a run spec's `services:` section starts (entries with `judge:` use a medrl.yaml judge instead), each on its
+ * host (the service's `host:`, else the run's), bound to 127.0.0.1 when the trainer shares its machine, else 0.0.0.0
+ * (unless the spec names `bind:`). `run`: the run's host and scheduler.
+ */
+export function serviceLaunchesOfSpec(spec: Pick<RunSpec, 'services' | 'setup' | 'workdir' | 'env'>, run: { host: string; scheduler: RunSpec['scheduler'] }): { host: string; launch: ServiceLaunch }[] {
   return Object.entries(spec.services ?? {})
     .filter(([, s]) => !s.judge)
-    .map(([name, s]) => ({
-      ...(s.host ? { host: s.host } : {}),
-      launch: {
-        name,
-        engine: s.kind,
-        model: s.model,
-        ...(s.servedModelName ? { servedModelName: s.servedModelName } : {}),
-        ...(s.port ? { port: s.port } : {}),
-        ...(s.tensorParallel ? { tensorParallel: s.tensorParallel } : {}),
-        ...(s.gpuMemoryUtilization ? { gpuMemoryUtilization: s.gpuMemoryUtilization } : {}),
-        ...(s.args ? { args: s.args } : {}),
-        ...(spec.setup ? { setup: spec.setup } : {}),
-        ...(spec.workdir ? { workdir: spec.workdir } : {}),
-        ...(spec.env ? { env: spec.env } : {}),
-      },
-    }));
+    .map(([name, s]) => {
+      const host = s.host ?? run.host;
+      return {
+        host,
+        launch: {
+          name,
+          engine: s.kind,
+          model: s.model,
+          bind: s.bind ?? (trainerSharesMachine(host, run) ? LOOPBACK : '0.0.0.0'),
+          ...(s.address ? { address: s.address } : {}),
+          ...(s.gpus !== undefined ? { gpus: (Array.isArray(s.gpus) ? s.gpus : [s.gpus]).join(',') } : {}),
+          ...(s.servedModelName ? { servedModelName: s.servedModelName } : {}),
+          ...(s.port ? { port: s.port } : {}),
+          ...(s.tensorParallel ? { tensorParallel: s.tensorParallel } : {}),
+          ...(s.gpuMemoryUtilization ? { gpuMemoryUtilization: s.gpuMemoryUtilization } : {}),
+          ...(s.args ? { args: s.args } : {}),
+          ...(spec.setup ? { setup: spec.setup } : {}),
+          ...(spec.workdir ? { workdir: spec.workdir } : {}),
+          ...(spec.env ? { env: spec.env } : {}),
+        },
+      };
+    });
 }

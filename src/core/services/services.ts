@@ -4,7 +4,7 @@ import type { RunRecord } from '../runs/run-record';
 import { launchJob, relaunchJob } from '../runs/launch-job';
 import { listRuns, runStatus, type RunInfo } from '../runs/list-runs';
 import { cancelRun } from '../runs/cancel-run';
-import { API_KEY_ENV, healthPaths, serviceScript, type ServiceEngine, type ServiceLaunch } from './service-command';
+import { API_KEY_ENV, healthPaths, LOOPBACK, serviceScript, type ServiceEngine, type ServiceLaunch } from './service-command';
 
 /** A service: a long-running run (kind "service") with a port, in the host's runs folder, started by the runs launcher. */
 export interface Service {
@@ -46,9 +46,19 @@ export async function freePortOn(host: Host): Promise<number> {
   return port;
 }
 
+/** The host's fully qualified name as it says it (`hostname -f`, else `hostname`): what the other nodes of a cluster resolve. */
+export async function hostAddress(host: Host): Promise<string> {
+  const name = (await execChecked(host, 'hostname -f 2>/dev/null || hostname')).stdout.trim();
+  if (!/^[A-Za-z0-9.-]+$/.test(name)) throw new Error(`${host.name}: hostname printed "${name}": give the service an address: in the spec`);
+  return name;
+}
+
 /** Starts a service as a run on the host. The API key reaches it over stdin as an environment variable, never a file or a command line. */
 export async function startService(host: Host, runsDir: string, launch: ServiceLaunch, apiKey?: string): Promise<Service> {
   const port = launch.port ?? (await freePortOn(host));
+  const bind = launch.bind ?? LOOPBACK;
+  // Bound beyond loopback: record the name other machines reach this host by (a run's MEDRL_<NAME>_URL uses it).
+  const address = bind === LOOPBACK ? undefined : launch.address ?? (await hostAddress(host));
   const servedModelName = launch.servedModelName ?? launch.name;
   const record = await launchJob(host, {
     runsDir,
@@ -58,7 +68,7 @@ export async function startService(host: Host, runsDir: string, launch: ServiceL
     algorithm: 'serve',
     name: launch.name,
     script: serviceScript(launch, port, apiKey !== undefined),
-    service: { port, model: launch.model, servedModelName, engine: launch.engine, name: launch.name, ...(apiKey !== undefined ? { apiKey: true } : {}) },
+    service: { port, model: launch.model, servedModelName, engine: launch.engine, name: launch.name, ...(apiKey !== undefined ? { apiKey: true } : {}), ...(address ? { bind, address } : {}) },
     ...(apiKey !== undefined ? { secrets: { [API_KEY_ENV]: apiKey } } : {}),
   });
   return { record, name: launch.name, engine: launch.engine, model: launch.model, servedModelName, port };
@@ -95,6 +105,18 @@ function lastLines(run: RunInfo, n: number): string {
   return run.logTail.split('\n').slice(-n - 1).join('\n');
 }
 
+/**
+ * Whether the process listening on the service's port is in the service's process group, so a probe never hands the
+ * API key to a process someone else started on that port. `ss -p` names the owner only of one's own sockets; a host
+ * without `ss` cannot tell, and is trusted as before.
+ */
+async function holdsPort(host: Host, svc: Service): Promise<boolean> {
+  if (svc.record.pgid === undefined) return true;
+  const r = await execChecked(host, `command -v ss > /dev/null || { echo no-ss; exit 0; }; for p in $(ss -Hltnp 'sport = :${svc.port}' | grep -o 'pid=[0-9]*' | cut -d= -f2); do ps -o pgid= -p "$p"; done`);
+  if (r.stdout.trim() === 'no-ss') return true;
+  return r.stdout.split(/\s+/).includes(String(svc.record.pgid));
+}
+
 /** The service's state: its run on the host (one round trip) and, while it runs, its HTTP health through `localPort`. */
 export async function serviceStatus(host: Host, svc: Service, localPort: number | undefined, apiKey?: string): Promise<ServiceStatus> {
   let run = await runStatus(host, svc.record);
@@ -111,6 +133,7 @@ export async function serviceStatus(host: Host, svc: Service, localPort: number 
     return { state: 'failed', logTail, detail: run.exitCode !== undefined ? `exited with code ${run.exitCode}` : run.reason ?? 'its process is gone', ...exit, ...(standIn ? { standIn } : {}) };
   }
   if (localPort === undefined) return { state: 'starting', detail: 'no port forward yet', ...(standIn ? { standIn } : {}) };
+  if (apiKey !== undefined && !(await holdsPort(host, svc))) return { state: 'starting', detail: `port ${svc.port} is not held by this service (yet): its API key is not sent there`, ...(standIn ? { standIn } : {}) };
   const p = await probeServer(`http://127.0.0.1:${localPort}`, svc.engine, apiKey);
   return { state: p.ready ? 'ready' : 'starting', detail: p.detail, ...(p.models ? { models: p.models } : {}), ...(standIn ? { standIn } : {}) };
 }

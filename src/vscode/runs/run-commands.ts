@@ -6,7 +6,7 @@ import { fieldPosition } from '../../core/config/yaml-document';
 import { errorMessage, LocatedError, type Problem } from '../../core/errors/located-error';
 import { parseRunSpec } from '../../core/runs/load-run-spec';
 import { prepareRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
-import { NO_RUN_ENV, type RunEnv } from '../../core/runs/launch-script';
+import { resolveRunEnv, type SecretSource } from '../../core/runs/run-environment';
 import { cancelRun } from '../../core/runs/cancel-run';
 import { followLog } from '../../core/runs/follow-log';
 import { listRuns, type RunInfo } from '../../core/runs/list-runs';
@@ -21,12 +21,6 @@ import type { RunsNode, RunsTree } from './runs-tree';
 import { RUN_FILE_SCHEME, RunFileProvider, runFileUri } from './run-file-provider';
 import { runSpecDocument } from '../active-file';
 
-/**
- * Services env for a run (MEDRL_<NAME>_URL/_MODEL from the spec's services and medrl.yaml judges, API keys from
- * SecretStorage). The services feature provides it; until then runs get none.
- */
-export type RunEnvProvider = (spec: RunSpec) => Promise<RunEnv>;
-
 function runOf(arg: unknown, tree: RunsTree): RunInfo {
   const node = arg as RunsNode | { host?: string; id?: string } | undefined;
   if (node && 'kind' in node && node.kind === 'run') return node.run;
@@ -40,7 +34,7 @@ function requireTrust(what: string): void {
   if (!vscode.workspace.isTrusted) throw new Error(`${what} is disabled in an untrusted workspace: run specs name hosts and commands. Trust the folder first.`);
 }
 
-export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool: HostPool, tree: RunsTree, runEnvFor: RunEnvProvider = async () => NO_RUN_ENV): void {
+export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool: HostPool, tree: RunsTree, secrets: SecretSource): void {
   const diagnostics = vscode.languages.createDiagnosticCollection('medrl-runs');
   const followers = new Map<string, { channel: vscode.OutputChannel; abort: AbortController }>();
   ctx.push(diagnostics, vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)), {
@@ -72,7 +66,10 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
     if (!root) throw new Error('open the workspace folder that holds medrl.yaml first');
     const hostName = spec.host ?? state.config?.defaults.host ?? 'local';
     const hostConfig = hostEntry(hostName);
-    return { spec, specText: text, specFile: uri.fsPath, workspaceRoot: root.fsPath, host: await pool.get(hostName), hostConfig, runEnv: await runEnvFor(spec) };
+    const config = state.config!; // hostEntry() refused a missing medrl.yaml
+    // The same run environment as `medrl submit` (services' URLs, judge, tokens); the secrets from SecretStorage.
+    const runEnv = await resolveRunEnv({ spec, specFile: uri.fsPath, config, hosts: resolveHosts(config), pool, run: { host: hostName, scheduler: spec.scheduler ?? hostConfig.scheduler }, secrets });
+    return { spec, specText: text, specFile: uri.fsPath, workspaceRoot: root.fsPath, host: await pool.get(hostName), hostConfig, runEnv };
   };
 
   const submitText = async (uri: vscode.Uri, spec: RunSpec, text: string, specDoc?: vscode.TextDocument): Promise<void> => {

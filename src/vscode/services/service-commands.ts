@@ -77,13 +77,15 @@ export function registerServiceCommands(ctx: Ctx, state: WorkspaceConfigState, p
     requireTrust();
     const doc = await runSpecDocument(uri);
     const spec = loadYamlWithSchema(doc.getText(), runSpecSchema, vscode.workspace.asRelativePath(doc.uri));
-    const launches = serviceLaunchesOfSpec(spec);
-    if (!launches.length) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has no services to start (services: entries without judge:)`);
     const hosts = workspaceHosts(state);
+    const runHostName = spec.host ?? state.config?.defaults.host ?? 'local';
+    const runHost = hosts.find((x) => x.name === runHostName);
+    if (!runHost) throw new Error(`host: unknown host "${runHostName}": add it under hosts in medrl.yaml`);
+    const launches = serviceLaunchesOfSpec(spec, { host: runHost.name, scheduler: spec.scheduler ?? runHost.scheduler });
+    if (!launches.length) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has no services to start (services: entries without judge:)`);
     for (const l of launches) {
-      const name = l.host ?? spec.host ?? state.config?.defaults.host ?? 'local';
-      const h = hosts.find((x) => x.name === name);
-      if (!h) throw new Error(`services.${l.launch.name}: unknown host "${name}"`);
+      const h = hosts.find((x) => x.name === l.host);
+      if (!h) throw new Error(`services.${l.launch.name}.host: unknown host "${l.host}": add it under hosts in medrl.yaml`);
       await serve(h, l.launch);
     }
   });

@@ -5,14 +5,18 @@ import { mkdirSync, readFileSync, writeFileSync, readdirSync, existsSync } from 
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseDocument } from 'yaml';
-import { ROOT, makeWorkspace } from './run-fixture';
+import { ROOT, STANDIN_SETUP, adaptExample, makeWorkspace } from './run-fixture';
 
 const run = promisify(execFile);
 const CLI = join(ROOT, 'dist/cli.js');
 
 async function medrl(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return medrlWithEnv(cwd, {}, ...args);
+}
+
+async function medrlWithEnv(cwd: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8' });
+    const r = await run(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env } });
     return { code: 0, ...r };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -69,5 +73,31 @@ describe('medrl submit / runs / logs / cancel (the built CLI, each call its own 
     assert.match(r.stderr, /bad\.yaml:6:\d+ \(rollout\.n\): error:/);
     assert.match(r.stderr, /bad\.yaml:\d+:\d+ \(reward\): error: grpo needs a reward/);
     assert.equal(existsSync(ws.runsDir) && readdirSync(ws.runsDir).length > 0, false);
+  });
+
+  it('medrl submit gives the run MEDRL_JUDGE_* from medrl.yaml, and the judge key and HF_TOKEN from the shell over stdin, in no file', async () => {
+    const ws = makeWorkspace();
+    const cfg = parseDocument('version: 1\n');
+    cfg.setIn(['hosts', 'local'], { runsDir: ws.runsDir, setup: STANDIN_SETUP });
+    cfg.setIn(['judges', 'qwen72'], { url: 'http://127.0.0.1:8082/v1', model: 'Judger' });
+    writeFileSync(join(ws.dir, 'medrl.yaml'), cfg.toString());
+    const { text } = adaptExample('local-demo.yaml', ws, { setup: ['echo "medrl-test key=${#MEDRL_JUDGE_API_KEY} hf=${#HF_TOKEN}"'] });
+    writeFileSync(join(ws.dir, 'configs/env.yaml'), text);
+    const dry = await medrlWithEnv(ws.dir, { MEDRL_JUDGE_API_KEY: '', HF_TOKEN: '' }, 'submit', 'configs/env.yaml', '--dry-run');
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^export MEDRL_JUDGE_URL=http:\/\/127\.0\.0\.1:8082\/v1$/m);
+    assert.match(dry.stderr, /warning: judge "qwen72" has no API key here: .*export MEDRL_JUDGE_API_KEY in the shell that runs medrl/);
+
+    const secret = 'sk-cli-7d1e0f';
+    const sub = await medrlWithEnv(ws.dir, { MEDRL_JUDGE_API_KEY: secret, HF_TOKEN: 'hf_abcdef' }, 'submit', 'configs/env.yaml', '--json');
+    assert.equal(sub.code, 0, sub.stderr);
+    const record = JSON.parse(sub.stdout) as { id: string; dir: string };
+    const logs = await medrl(ws.dir, 'logs', record.id, '--follow');
+    // The secrets are in the job's environment from the start (setup lines run first); the judge's URL is in launch.sh.
+    assert.match(logs.stdout, /^medrl-test key=13 hf=9$/m);
+    assert.match(readFileSync(join(record.dir, 'launch.sh'), 'utf8'), /^export MEDRL_JUDGE_URL=http:\/\/127\.0\.0\.1:8082\/v1\nexport MEDRL_JUDGE_MODEL=Judger$/m);
+    for (const f of readdirSync(record.dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())) {
+      assert.ok(!readFileSync(join(f.parentPath, f.name), 'utf8').includes(secret), `${f.name} holds no key`);
+    }
   });
 });

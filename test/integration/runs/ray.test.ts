@@ -18,7 +18,7 @@ describe('the ray scheduler against the stand-in ray job CLI', () => {
 
   it('the ECG QA LoRA spec is submitted with ray job submit --no-wait, runs and succeeds', async () => {
     const ws = makeWorkspace();
-    const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'env.MEDRL_STANDIN_STEP_SECONDS': '0.3' });
+    const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'env.MEDRL_STANDIN_STEP_SECONDS': '1' });
     assert.equal(spec.scheduler, 'ray');
     const { record } = await submitRun(request(ws, host, spec, text));
     assert.equal(record.jobId, record.id, 'the run id is the Ray submission id');
@@ -27,6 +27,10 @@ describe('the ray scheduler against the stand-in ray job CLI', () => {
     const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost']);
     assert.equal(done.state, 'succeeded', done.reason);
     assert.match(readFileSync(join(record.dir, 'launch.sh'), 'utf8'), /actor_rollout_ref\.model\.lora_rank=32/);
+    // verl's workers are Ray actors: the run's variables reach them through the job's runtime_env, not launch.sh.
+    const runtimeEnv = JSON.parse(readFileSync(join(record.dir, 'runtime_env.yaml'), 'utf8')) as { env_vars: Record<string, string> };
+    assert.equal(runtimeEnv.env_vars.MEDRL_RUN_ID, record.id);
+    assert.equal(runtimeEnv.env_vars.MEDRL_STANDIN_STEP_SECONDS, '1');
     assert.match(readFileSync(join(record.dir, 'metrics.jsonl'), 'utf8'), /"step": 4/);
   });
 

@@ -6,7 +6,11 @@ import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { listServices, restartService, serviceStatus, startService, stopService, waitForService, type Service, type ServiceStatus } from '../../../src/core/services/services';
 import { serviceLaunchesOfSpec, serviceScript } from '../../../src/core/services/service-command';
-import { runServiceEnv, serviceEndpoint } from '../../../src/core/services/run-env';
+import { execFileSync } from 'node:child_process';
+import { HostPool } from '../../../src/core/remote/host-pool';
+import { environmentSecrets, resolveRunEnv } from '../../../src/core/runs/run-environment';
+import { runSpecSchema } from '../../../src/core/runs/run-spec';
+import type { ResolvedHost } from '../../../src/core/config/workspace-config';
 
 const STANDINS = join(__dirname, '../../../standins');
 
@@ -55,6 +59,10 @@ describe('services on the local host (stand-in vLLM and SGLang servers)', () => 
     assert.deepEqual([run.service.port, run.service.model, run.service.servedModelName], [svc.port, '/models/Qwen2.5-72B-Instruct', 'Judger']);
     const listed = await listServices(host, runs);
     assert.ok(listed.some((s) => s.record.id === svc.record.id && s.servedModelName === 'Judger'));
+    // A port held by another process group (as if the server had died and someone else took the port): the key is not sent.
+    const impostor = await serviceStatus(host, { ...svc, record: { ...svc.record, pgid: 1 } }, svc.port, key);
+    assert.equal(impostor.state, 'starting');
+    assert.match(impostor.detail ?? '', /is not held by this service \(yet\): its API key is not sent there/);
   });
 
   it('an SGLang service starts sglang.launch_server and its API key is on no command line of its process tree', async () => {
@@ -98,22 +106,56 @@ describe('service launch scripts and run environment', () => {
     assert.match(serviceScript({ name: 'j', engine: 'vllm', model: "a'b", args: ['--max-model-len', '8192'] }, 1, false), /'a'\\''b' .*--max-model-len 8192/);
   });
 
-  it('a spec\'s services become launches, and a run gets MEDRL_<NAME>_* and MEDRL_JUDGE_* with keys kept apart', () => {
-    const spec = { services: {
-      simulator: { kind: 'vllm' as const, model: 'Henrychur/DiagGym', servedModelName: 'EHRGenerator', tensorParallel: 8 },
-      judge: { kind: 'vllm' as const, model: 'x', judge: 'qwen72' },
-    } };
-    const launches = serviceLaunchesOfSpec(spec);
-    assert.deepEqual(launches.map((l) => [l.launch.name, l.launch.model, l.launch.tensorParallel]), [['simulator', 'Henrychur/DiagGym', 8]]);
+  it('a spec\'s services become launches; a run gets MEDRL_<NAME>_* at an address the trainer reaches, MEDRL_JUDGE_*, and keys kept apart', async () => {
+    const host = new LocalHost();
+    const runs = mkdtempSync(join(tmpdir(), 'svc-env-'));
+    const local: ResolvedHost = { name: 'local', kind: 'local', runsDir: runs, setup: [], env: {}, scheduler: 'ssh' };
+    const pool = new HostPool((n) => (n === 'local' ? local : undefined));
+    const spec = runSpecSchema.parse({ name: 'r', framework: 'verl', algorithm: 'grpo', model: 'm', data: { train: 'd' }, reward: { path: 'r.py' }, host: 'local', services: {
+      simulator: { model: 'Henrychur/DiagGym', servedModelName: 'EHRGenerator', tensorParallel: 8 },
+      judge: { model: 'x', judge: 'qwen72' },
+    } });
     const config = { judges: { qwen72: { url: 'http://127.0.0.1:8082/v1/', model: 'Judger' } }, defaults: { host: 'local', scheduler: 'ssh' as const } };
-    const e = runServiceEnv(spec, config, { simulator: serviceEndpoint(8079, 'EHRGenerator', 'sim-key') }, (j) => (j === 'qwen72' ? 'judge-key' : undefined));
-    assert.deepEqual(e.env, {
-      MEDRL_SIMULATOR_URL: 'http://127.0.0.1:8079/v1', MEDRL_SIMULATOR_MODEL: 'EHRGenerator',
-      MEDRL_JUDGE_URL: 'http://127.0.0.1:8082/v1', MEDRL_JUDGE_MODEL: 'Judger',
-    });
-    assert.deepEqual(e.secretEnv, { MEDRL_SIMULATOR_API_KEY: 'sim-key', MEDRL_JUDGE_API_KEY: 'judge-key' });
-    // No judge service in the spec: the only judge in medrl.yaml is MEDRL_JUDGE_*.
-    assert.equal(runServiceEnv({}, config, {}).env.MEDRL_JUDGE_MODEL, 'Judger');
-    assert.throws(() => runServiceEnv({ services: { simulator: spec.services.simulator } }, config, {}), /services\.simulator: the run needs service "simulator"/);
+    const envOf = (scheduler: 'ssh' | 'slurm') => resolveRunEnv({ spec, specFile: 'spec.yaml', config, hosts: [local], pool, run: { host: 'local', scheduler }, secrets: environmentSecrets({ MEDRL_SIMULATOR_API_KEY: 'sim-key', MEDRL_JUDGE_API_KEY: 'judge-key' }) });
+    // Not running yet: said at the service's field, before anything is submitted.
+    const none = await envOf('ssh');
+    assert.deepEqual(none.problems!.map((p) => [p.field, p.severity]), [['services.simulator', 'error']]);
+    assert.match(none.problems![0]!.message, /the run needs service "simulator" on local but it is not running/);
+
+    // A service for an ssh run on its own host listens on 127.0.0.1, and the run reaches it there.
+    const [sameHost] = serviceLaunchesOfSpec(spec, { host: 'local', scheduler: 'ssh' });
+    assert.equal(sameHost!.launch.bind, '127.0.0.1');
+    const svc = await startService(host, runs, { ...sameHost!.launch, standins: STANDINS }, 'sim-key');
+    try {
+      await waitForService(host, svc, svc.port, { apiKey: 'sim-key', pollMs: 200, timeoutMs: 30_000 });
+      const e = await envOf('ssh');
+      assert.deepEqual(e.problems, []);
+      assert.deepEqual(e.vars, {
+        MEDRL_SIMULATOR_URL: `http://127.0.0.1:${svc.port}/v1`, MEDRL_SIMULATOR_MODEL: 'EHRGenerator',
+        MEDRL_JUDGE_URL: 'http://127.0.0.1:8082/v1', MEDRL_JUDGE_MODEL: 'Judger',
+      });
+      assert.deepEqual(e.secrets, { MEDRL_SIMULATOR_API_KEY: 'sim-key', MEDRL_JUDGE_API_KEY: 'judge-key' });
+      // A Slurm job runs on a compute node: 127.0.0.1 is not this service there.
+      const slurm = await envOf('slurm');
+      assert.match(slurm.problems!.find((p) => p.field === 'services.simulator')!.message, /listens on 127\.0\.0\.1 only, which the trainer \(on local, slurm scheduler\) cannot reach/);
+    } finally {
+      await stopService(host, svc);
+    }
+
+    // Started for a Slurm run, it binds 0.0.0.0 and the run gets the host's name, which really reaches it.
+    const [remote] = serviceLaunchesOfSpec(spec, { host: 'local', scheduler: 'slurm' });
+    assert.equal(remote!.launch.bind, '0.0.0.0');
+    const wide = await startService(host, runs, { ...remote!.launch, standins: STANDINS }, 'sim-key');
+    try {
+      await waitForService(host, wide, wide.port, { apiKey: 'sim-key', pollMs: 200, timeoutMs: 30_000 });
+      const name = execFileSync('sh', ['-c', 'hostname -f 2>/dev/null || hostname'], { encoding: 'utf8' }).trim();
+      assert.match(readFileSync(join(wide.record.dir, 'launch.sh'), 'utf8'), /--host 0\.0\.0\.0 /);
+      const e = await envOf('slurm');
+      assert.equal(e.vars.MEDRL_SIMULATOR_URL, `http://${name}:${wide.port}/v1`);
+      const models = await fetch(`${e.vars.MEDRL_SIMULATOR_URL}/models`, { headers: { authorization: `Bearer ${e.secrets.MEDRL_SIMULATOR_API_KEY}` } });
+      assert.equal(models.status, 200, 'the URL the run gets reaches the server');
+    } finally {
+      await stopService(host, wide);
+    }
   });
 });
