@@ -12,11 +12,17 @@ export const dashboardRun = z.object({
 });
 export type DashboardRun = z.infer<typeof dashboardRun>;
 
-/** Steps added or changed since the last message for a run (MetricSeries.takeChanges): sent incrementally, never the whole series again. */
+/** A logged value (core/metrics/metric-value JsonMetric): NaN and infinities as strings, since JSON has no such numbers. */
+const metricValue = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]);
+
+/**
+ * Steps added or changed since the last message for a run (MetricSeries.takeChanges): sent incrementally, never the whole
+ * series again. `null` where a step did not log the metric.
+ */
 export const seriesChanges = z.object({
   steps: z.array(z.number()),
   observedAt: z.array(z.number().nullable()),
-  metrics: z.record(z.string(), z.array(z.number().nullable())),
+  metrics: z.record(z.string(), z.array(metricValue.nullable())),
 });
 
 export const toDashboard = z.discriminatedUnion('type', [

@@ -227,8 +227,8 @@ function linesOf(chart: Chart): Line[] {
     const el: number[] = [];
     const raw: number[] = [];
     for (let i = 0; i < col.length; i++) {
-      const v = col[i]!;
-      if (Number.isNaN(v)) continue;
+      const v = col[i];
+      if (v === undefined) continue;
       if (xAxis === 'time' && Number.isNaN(elapsed[i]!)) continue;
       steps.push(run.series.steps[i]!);
       el.push(elapsed[i]!);
@@ -266,12 +266,15 @@ function render(): void {
     const points = lines.reduce((n, l) => n + l.raw.length, 0);
     chart.section.dataset.points = String(points);
     chart.section.dataset.runPoints = lines.map((l) => `${l.run.info.label}=${l.raw.length}`).join(' ');
-    chart.caption.textContent = `${points} point${points === 1 ? '' : 's'}${lines.length === 1 ? ` · ${lines[0]!.key}` : ''}`;
+    // NaN and infinities cannot be drawn; they are named (a diverging loss must be seen) and left as gaps.
+    const nonFinite = lines.flatMap((l) => l.raw.flatMap((v, i) => (Number.isFinite(v) ? [] : [`${v} at step ${l.steps[i]}${lines.length > 1 ? ` (${l.run.info.label})` : ''}`])));
+    chart.section.dataset.nonFinite = String(nonFinite.length);
+    chart.caption.textContent = `${points} point${points === 1 ? '' : 's'}${lines.length === 1 ? ` · ${lines[0]!.key}` : ''}${nonFinite.length ? ` · ${nonFinite.slice(0, 3).join(', ')}${nonFinite.length > 3 ? ` and ${nonFinite.length - 3} more` : ''}` : ''}`;
     chart.caption.title = lines.map((l) => `${l.run.info.label}: ${l.key} (${l.raw.length} points)`).join('\n');
     // Headline charts a run does not log stay hidden; a searched metric always shows.
     chart.section.hidden = !chart.removable && points === 0;
     if (chart.section.hidden) continue;
-    const tables = lines.map((l) => [l.x, l.y] as uPlot.AlignedData);
+    const tables = lines.map((l) => [l.x, l.y.map((v) => (Number.isFinite(v) ? v : null))] as uPlot.AlignedData);
     const data: uPlot.AlignedData = tables.length === 0 ? [[], []] : tables.length === 1 ? tables[0]! : uPlot.join(tables);
     const layout = `${xAxis}|${lines.map((l) => l.run.info.id).join(',')}`;
     if (!chart.plot || chart.layout !== layout) {

@@ -5,6 +5,7 @@ import { printLines, UsageError } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
 import { openMetricsSource } from '../../core/metrics/run-metrics';
 import { HEADLINES, headlineKey } from '../../core/metrics/headline';
+import { jsonMetrics } from '../../core/metrics/metric-value';
 import { formatProblem } from '../../core/errors/located-error';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 
@@ -23,7 +24,8 @@ export const metricsCommand: Command = {
   details: [
     'FILE_OR_RUN: a run folder (verl: metrics.jsonl, else output.log; TRL: output.log, else the newest',
     'output/checkpoint-*/trainer_state.json) or any metrics file. With --host, the path is on that host of the workspace.',
-    '--json prints one JSON object per step, {"step": N, "metrics": {...}}, one per line, in step order.',
+    '--json prints one JSON object per step, {"step": N, "metrics": {...}}, one per line, in step order; NaN and',
+    'infinities (a diverging loss) are the strings "NaN", "Infinity" and "-Infinity" (JSON has no such numbers).',
     'Without --json: a table of the headline metrics (reward, KL, entropy, response length, validation, step time).',
     'Unreadable lines are reported on stderr with their line; the rest is still printed (exit code 1 when there were any).',
   ].join('\n'),
@@ -45,7 +47,7 @@ export const metricsCommand: Command = {
       if (ctx.json) {
         // One object per line, written with backpressure: a 1 GB log's steps stream out without piling up in memory.
         for (const rec of series.records()) {
-          if (!ctx.stdout.write(`${JSON.stringify({ step: rec.step, metrics: rec.metrics })}\n`)) await once(ctx.stdout, 'drain');
+          if (!ctx.stdout.write(`${JSON.stringify({ step: rec.step, metrics: jsonMetrics(rec.metrics) })}\n`)) await once(ctx.stdout, 'drain');
         }
       } else {
         const names = series.metricNames();
@@ -53,7 +55,7 @@ export const metricsCommand: Command = {
         const widths = cols.map((c) => Math.max(c.title.length, 9));
         const rows = [['step'.padStart(6), ...cols.map((c, i) => c.title.padStart(widths[i]!))].join('  ')];
         const data = cols.map((c) => series.column(c.key));
-        for (let r = 0; r < series.length; r++) rows.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(Number.isNaN(col[r]) ? undefined : col[r]).padStart(widths[i]!))].join('  '));
+        for (let r = 0; r < series.length; r++) rows.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(col[r]).padStart(widths[i]!))].join('  '));
         printLines(ctx, [`${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`, ...cols.map((c) => `  ${c.title}: ${c.key}`), ...rows]);
       }
       return problems.length ? 1 : 0;

@@ -1,14 +1,17 @@
 import type { Host } from '../remote/host';
 import { errorMessage } from '../errors/located-error';
-import { HEADLINES, headlineKey, metricsAtStep } from '../metrics/headline';
+import { HEADLINES, headlineKey, metricsAtStep, primaryHeadlines } from '../metrics/headline';
 import { RunMetrics } from '../metrics/run-metrics';
 import type { DiscoveredRun } from './discover-checkpoints';
 
-/** The metric shown beside a checkpoint: the run's reward headline, else its validation score (the metrics feature's keys). */
-export function headlineMetric(metrics: Record<string, number> | undefined, framework?: 'verl' | 'trl'): { key: string; value: number } | undefined {
+/**
+ * The metric shown beside a checkpoint: the algorithm's headline (GRPO/PPO reward, DPO reward margin, SFT loss; without
+ * an algorithm, the first of these the run logged), else its validation score (the metrics feature's keys).
+ */
+export function headlineMetric(metrics: Record<string, number> | undefined, framework?: 'verl' | 'trl', algorithm?: string): { key: string; value: number } | undefined {
   if (!metrics) return undefined;
   const names = Object.keys(metrics);
-  for (const id of ['reward', 'validation'] as const) {
+  for (const id of [...primaryHeadlines(algorithm), 'validation'] as const) {
     const key = headlineKey(HEADLINES.find((h) => h.id === id)!, names, framework);
     if (key) return { key, value: metrics[key]! };
   }

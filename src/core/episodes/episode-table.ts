@@ -61,13 +61,22 @@ export class EpisodeTable {
   responseLength = new Int32Array(0);
   promptKey = new Float64Array(0);
   group = new Int32Array(0);
+  /** The next row of the same group (-1 at its last): groups are not runs of adjacent rows. */
+  private nextInGroup = new Int32Array(0);
   dataSource = new Int32Array(0);
   flags = new Uint8Array(0);
   advantage = new Float64Array(0);
   step = new Float64Array(0);
   readonly extras = new Map<string, ExtraColumn>();
-  /** Start row of each group (groups are runs of consecutive rows with the same prompt). */
-  groupStart: number[] = [];
+  /**
+   * Each group's first and last row and size. A GRPO group is the responses to one prompt in a step: rows with the same
+   * `uid` (when the dump has one) or the same prompt, wherever they are. They are NOT runs of adjacent rows: verl's
+   * `trainer.balance_batch` (on by default) reorders the batch before the dump.
+   */
+  private readonly groupFirst: number[] = [];
+  private readonly groupLast: number[] = [];
+  private readonly groupSizes: number[] = [];
+  private readonly groupOf = new Map<number | string, number>();
   private readonly dict: string[] = [];
   private readonly codes = new Map<string, number>();
 
@@ -100,6 +109,7 @@ export class EpisodeTable {
     this.responseLength = grown(this.responseLength, cap);
     this.promptKey = grown(this.promptKey, cap);
     this.group = grown(this.group, cap);
+    this.nextInGroup = grown(this.nextInGroup, cap);
     this.dataSource = grown(this.dataSource, cap);
     this.flags = grown(this.flags, cap);
     this.advantage = grown(this.advantage, cap);
@@ -130,9 +140,21 @@ export class EpisodeTable {
     this.responseLength[i] = rec.response.length;
     const key = promptKey(rec.prompt);
     this.promptKey[i] = key;
-    const sameGroup = i > 0 && this.promptKey[i - 1] === key;
-    this.group[i] = sameGroup ? this.group[i - 1]! : this.groupStart.length;
-    if (!sameGroup) this.groupStart.push(i);
+    const uid = rec.extra.uid;
+    const groupKey = typeof uid === 'string' || typeof uid === 'number' ? `uid:${uid}` : key;
+    let g = this.groupOf.get(groupKey);
+    if (g === undefined) {
+      g = this.groupFirst.length;
+      this.groupOf.set(groupKey, g);
+      this.groupFirst.push(i);
+      this.groupSizes.push(0);
+    } else {
+      this.nextInGroup[this.groupLast[g]!] = i;
+    }
+    this.groupLast[g] = i;
+    this.groupSizes[g]!++;
+    this.nextInGroup[i] = -1;
+    this.group[i] = g;
     this.dataSource[i] = rec.dataSource === undefined ? -1 : this.intern(rec.dataSource);
     this.flags[i] = responseFlags(rec.response);
     this.advantage[i] = rec.advantage ?? NaN;
@@ -161,18 +183,28 @@ export class EpisodeTable {
     return Number.isNaN(n) ? undefined : n;
   }
 
-  groupRange(g: number): [number, number] {
-    return [this.groupStart[g]!, this.groupStart[g + 1] ?? this.length];
+  get groupCount(): number {
+    return this.groupFirst.length;
+  }
+
+  groupSize(g: number): number {
+    return this.groupSizes[g]!;
+  }
+
+  /** The rows of group g, in file order. */
+  groupMembers(g: number): number[] {
+    const out: number[] = [];
+    for (let j = this.groupFirst[g]!; j !== -1; j = this.nextInGroup[j]!) out.push(j);
+    return out;
   }
 
   /** The advantage the trainer used (TRL), else the GRPO one: score minus the group's mean score. */
   advantageOf(i: number): number {
     const given = this.advantage[i]!;
     if (!Number.isNaN(given)) return given;
-    const [a, b] = this.groupRange(this.group[i]!);
     let sum = 0;
     let n = 0;
-    for (let j = a; j < b; j++) {
+    for (const j of this.groupMembers(this.group[i]!)) {
       const s = this.score[j]!;
       if (!Number.isNaN(s)) {
         sum += s;
@@ -185,6 +217,6 @@ export class EpisodeTable {
 
   /** Bytes held by the columns (for the memory bound). */
   bytes(): number {
-    return this.cap * (8 * 7 + 4 * 4 + 1) + this.extras.size * this.cap * 12;
+    return this.cap * (8 * 7 + 4 * 5 + 1) + this.extras.size * this.cap * 12 + this.groupFirst.length * 48;
   }
 }

@@ -68,7 +68,7 @@ export interface EpisodeView extends StepRef {
   location: string;
   advantage: number | null;
   flags: string[];
-  group: (GroupStats & { members: { index: number; score: number | null; advantage: number | null }[] }) | null;
+  group: (Omit<GroupStats, 'members'> & { members: { index: number; score: number | null; advantage: number | null }[] }) | null;
 }
 
 export interface CompareView extends StepRef {
@@ -224,14 +224,13 @@ export class ReplaySession {
       const v = t.extra(k, i);
       if (v !== undefined) extra[k] = v;
     }
-    const [a, b] = t.groupRange(t.group[i]!);
     return {
       index: i,
       score: nullable(t.score[i]!),
       length: t.responseLength[i]!,
       dataSource: t.str(t.dataSource[i]!) ?? null,
       group: t.group[i]!,
-      groupSize: b - a,
+      groupSize: t.groupSize(t.group[i]!),
       advantage: nullable(t.advantageOf(i)),
       flags: flagNames(t, i, signals),
       extra,
@@ -248,9 +247,7 @@ export class ReplaySession {
     let group: EpisodeView['group'] = null;
     if (index < t.length) {
       const stats = groupStats(t, t.group[index]!);
-      const members = [];
-      for (let j = stats.start; j < stats.start + stats.size; j++) members.push({ index: j, score: nullable(t.score[j]!), advantage: nullable(t.advantageOf(j)) });
-      group = { ...stats, members };
+      group = { ...stats, members: stats.members.map((j) => ({ index: j, score: nullable(t.score[j]!), advantage: nullable(t.advantageOf(j)) })) };
     }
     const loc = ep.location;
     return {

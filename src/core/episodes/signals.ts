@@ -56,13 +56,11 @@ export function stepSignals(t: EpisodeTable): StepSignals {
   const corr = sxx > 0 && syy > 0 ? sxy / Math.sqrt(sxx * syy) : null;
   let multi = 0;
   let flat = 0;
-  for (let g = 0; g < t.groupStart.length; g++) {
-    const [a, b] = t.groupRange(g);
-    if (b - a < 2) continue;
+  for (let g = 0; g < t.groupCount; g++) {
+    if (t.groupSize(g) < 2) continue;
     multi++;
-    let allEqual = true;
-    for (let j = a + 1; j < b && allEqual; j++) allEqual = t.score[j] === t.score[a];
-    if (allEqual) flat++;
+    const [a, ...rest] = t.groupMembers(g);
+    if (rest.every((j) => t.score[j] === t.score[a!])) flat++;
   }
   const capFloor = maxLen * 0.97;
   let atCapCount = 0;
@@ -100,6 +98,9 @@ export function stepSignals(t: EpisodeTable): StepSignals {
 /** A GRPO group's spread: the n responses to one prompt in a step. */
 export interface GroupStats {
   group: number;
+  /** Its rows in file order (not adjacent: verl's balance_batch reorders the batch). */
+  members: number[];
+  /** Its first row. */
   start: number;
   size: number;
   mean: number | null;
@@ -109,11 +110,12 @@ export interface GroupStats {
 }
 
 export function groupStats(t: EpisodeTable, g: number): GroupStats {
-  const [a, b] = t.groupRange(g);
+  const members = t.groupMembers(g);
+  const base = { group: g, members, start: members[0]!, size: members.length };
   const scores: number[] = [];
-  for (let j = a; j < b; j++) if (!Number.isNaN(t.score[j]!)) scores.push(t.score[j]!);
-  if (!scores.length) return { group: g, start: a, size: b - a, mean: null, std: null, min: null, max: null };
+  for (const j of members) if (!Number.isNaN(t.score[j]!)) scores.push(t.score[j]!);
+  if (!scores.length) return { ...base, mean: null, std: null, min: null, max: null };
   const mean = scores.reduce((x, y) => x + y, 0) / scores.length;
   const std = Math.sqrt(scores.reduce((x, y) => x + (y - mean) ** 2, 0) / scores.length);
-  return { group: g, start: a, size: b - a, mean, std, min: Math.min(...scores), max: Math.max(...scores) };
+  return { ...base, mean, std, min: Math.min(...scores), max: Math.max(...scores) };
 }

@@ -103,6 +103,71 @@ function splitMistral(text: string): Turn[] {
 }
 
 /**
+ * Which role may speak after which in a chat: a system message opens, user and assistant alternate, tool answers follow
+ * the assistant's calls (Qwen's template sends them as `user` turns holding `<tool_response>`).
+ */
+const NEXT: Record<string, readonly string[]> = { system: ['user'], user: ['assistant'], assistant: ['user', 'tool'], tool: ['assistant', 'tool'] };
+
+/** A prompt ending with the generation prompt, special tokens removed: `...\nassistant\n` (Qwen3 may add an empty think block). */
+const GENERATION_HEADER = /(^|\n)assistant\n((?:<think>\s*<\/think>\s*)?)$/;
+
+/**
+ * The longest run of role lines (a line that is only `system`, `user`, `assistant` or `tool`) that makes a valid chat,
+ * starting with `first` at line 0 and ending in one of `ends`: a role word inside a message (a user writing "user" alone
+ * on a line) is taken as a boundary only where the order of speakers allows it. Returns the line index of each turn's role.
+ */
+function roleLines(lines: string[], first: string, ends: readonly string[]): number[] | undefined {
+  const cands = [0];
+  for (let i = 1; i < lines.length; i++) if (lines[i]! in NEXT) cands.push(i);
+  const role = (k: number) => (k === 0 ? first : lines[cands[k]!]!);
+  // best[k]: the longest valid chain from line 0 that ends at candidate k (its length, and the candidate before).
+  const best: Array<{ len: number; prev: number } | undefined> = [{ len: 1, prev: -1 }];
+  for (let k = 1; k < cands.length; k++) {
+    let pick: { len: number; prev: number } | undefined;
+    for (let j = 0; j < k; j++) {
+      const b = best[j];
+      if (b && NEXT[role(j)]!.includes(role(k)) && (!pick || b.len + 1 > pick.len)) pick = { len: b.len + 1, prev: j };
+    }
+    best[k] = pick;
+  }
+  let end = -1;
+  for (let k = 0; k < cands.length; k++) if (best[k] && ends.includes(role(k)) && (end < 0 || best[k]!.len > best[end]!.len)) end = k;
+  if (end < 0) return undefined;
+  const out: number[] = [];
+  for (let k = end; k >= 0; k = best[k]!.prev) out.unshift(cands[k]!);
+  return out;
+}
+
+/** The turns of `lines` from the role lines found by `roleLines`; the first turn is `first`'s, its role on line 0 or not written. */
+function turnsAt(lines: string[], at: number[], first: string, firstRoleWritten: boolean): Turn[] {
+  return at.map((line, k) => {
+    const from = k === 0 && !firstRoleWritten ? 0 : line + 1;
+    return turn(k === 0 ? first : lines[line]!, lines.slice(from, at[k + 1] ?? lines.length).join('\n').trim());
+  });
+}
+
+/**
+ * A ChatML conversation decoded with special tokens removed, as verl dumps and TRL completions hold it (both decode with
+ * `skip_special_tokens=True`): `<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n` reads `user\nQ\nassistant\n`.
+ * Recognised only when the prompt starts with a `system` or `user` line and ends with the generation prompt's
+ * `assistant` line; role words elsewhere split turns only in an order a chat can have. Undefined when it is not that.
+ */
+function splitStrippedChatml(prompt: string, response: string): Turn[] | undefined {
+  const first = /^(system|user)\n/.exec(prompt)?.[1];
+  const header = GENERATION_HEADER.exec(prompt);
+  if (!first || !header) return undefined;
+  const lines = prompt.slice(0, header.index).split('\n');
+  // Before the generation prompt, the last speaker is the user (or a tool answer, or only a system message).
+  const at = roleLines(lines, first, ['user', 'tool', 'system']);
+  if (!at) return undefined;
+  const turns = turnsAt(lines, at, first, true);
+  // The response is the assistant's; a multi-turn response carries later user/tool turns and ends with the assistant.
+  const rlines = (header[2]! + response).split('\n');
+  const rat = roleLines(rlines, 'assistant', ['assistant']) ?? [0];
+  return [...turns, ...turnsAt(rlines, rat, 'assistant', false)];
+}
+
+/**
  * Splits a prompt and its response (verl's `input` and `output`, TRL's `prompt` and `completion`) into the conversation they
  * encode. The two are joined first, because a chat-templated prompt ends with the assistant's header and a multi-turn
  * response carries later user/tool turns in the same template. Text with no template is a user turn and an assistant turn.
@@ -121,9 +186,12 @@ export function splitTranscript(prompt: string, response: string): Turn[] {
     case 'mistral':
       turns = splitMistral(joined);
       break;
-    case 'plain':
+    case 'plain': {
+      const stripped = splitStrippedChatml(prompt, response);
+      if (stripped) return stripped;
       turns = [...(prompt.trim() ? [turn('user', prompt)] : []), turn('assistant', response)];
       break;
+    }
   }
   // An empty answer is still an answer: show it as an empty assistant turn.
   if (template !== 'plain' && !response.trim()) turns.push(turn('assistant', response));

@@ -1,8 +1,8 @@
 import { MetricSeries, type StepRecord } from './metric-series';
 import { MetricLogParser, type Framework } from './metric-log-parser';
-import { HEADLINES, headlineKey, type HeadlineDef } from './headline-defs';
+import { HEADLINES, headlineKey, primaryHeadlines, type HeadlineDef } from './headline-defs';
 
-export { HEADLINES, headlineKey, type HeadlineDef };
+export { HEADLINES, headlineKey, primaryHeadlines, type HeadlineDef };
 
 export interface Headline {
   /** The last step logged (a training step, or 0 for validation before training). */
@@ -10,10 +10,12 @@ export interface Headline {
   framework: Framework | undefined;
   /** Each headline the run logged: its metric key and its latest value. */
   metrics: Partial<Record<HeadlineDef['id'], { key: string; value: number; step: number }>>;
+  /** TRL: the training progress bar's last drawing (its step and max_steps), when the text showed one. */
+  trainingBar?: { n: number; total: number };
 }
 
 /** Parses log text (e.g. the tail of a run's output.log; a first partial line is ignored) or takes parsed records. */
-function toSeries(input: string | StepRecord[] | MetricSeries): { series: MetricSeries; framework: Framework | undefined } {
+function toSeries(input: string | StepRecord[] | MetricSeries): { series: MetricSeries; framework: Framework | undefined; trainingBar?: { n: number; total: number } } {
   if (input instanceof MetricSeries) return { series: input, framework: undefined };
   if (typeof input !== 'string') {
     const series = new MetricSeries();
@@ -26,7 +28,8 @@ function toSeries(input: string | StepRecord[] | MetricSeries): { series: Metric
     parser.feed({ text: text.endsWith('\r') ? text.slice(0, -1) : text, start });
     start += Buffer.byteLength(text) + 1;
   }
-  return { series: parser.series, framework: parser.framework };
+  parser.flush();
+  return { series: parser.series, framework: parser.framework, trainingBar: parser.trainingBar };
 }
 
 /**
@@ -35,7 +38,7 @@ function toSeries(input: string | StepRecord[] | MetricSeries): { series: Metric
  * guessed from the log's format.
  */
 export function headline(input: string | StepRecord[] | MetricSeries, framework?: Framework): Headline {
-  const { series, framework: detected } = toSeries(input);
+  const { series, framework: detected, trainingBar } = toSeries(input);
   const fw = framework ?? detected;
   const names = series.metricNames();
   const metrics: Headline['metrics'] = {};
@@ -46,7 +49,7 @@ export function headline(input: string | StepRecord[] | MetricSeries, framework?
     const last = pts[pts.length - 1];
     if (last) metrics[def.id] = { key, value: last.value, step: last.step };
   }
-  return { lastStep: series.length ? series.steps[series.length - 1] : undefined, framework: fw, metrics };
+  return { lastStep: series.length ? series.steps[series.length - 1] : undefined, framework: fw, metrics, ...(trainingBar ? { trainingBar } : {}) };
 }
 
 /** The last step logged, from the same inputs as `headline`. */

@@ -3,7 +3,17 @@ import { MetricSeries } from './metric-series';
 import type { Float64Column } from './float64-column';
 import { parseVerlConsoleLine, scanVerlConsoleLine, StepLineScan, type ParsedStepLine } from './verl-console';
 import { parseVerlJsonlLine } from './verl-jsonl';
-import { parseTrlDict, TrlStepTracker } from './trl-log';
+import { parseTrlDict, TrlStepTracker, type ParsedTrlDict } from './trl-log';
+
+/** A TRL dict waiting for its step, with where it was read. */
+type PendingDict = ParsedTrlDict & { offset: number; observedAt: number | undefined };
+
+/** tqdm moves the cursor up after drawing a bar below another (position > 0: transformers' evaluation bar during training). */
+const CURSOR_UP = '\x1b[A';
+
+function stripAnsi(s: string): string {
+  return s.includes('\x1b') ? s.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '') : s;
+}
 
 export type { Framework } from './headline-defs';
 import type { Framework } from './headline-defs';
@@ -15,8 +25,12 @@ export interface LineProblem {
   field?: string;
 }
 
-/** The strings every metrics line contains: `readLines(..., { matching })` skips all other lines without decoding them. */
-export const METRIC_LINE_MARKERS = ['step:', '"step"', "{'"];
+/**
+ * The strings every metrics line contains: `readLines(..., { matching })` skips all other lines without decoding them.
+ * `%|` is a tqdm bar: TRL dicts take their step from the training bar drawn after them.
+ */
+export const METRIC_LINE_MARKERS = ['step:', '"step"', "{'", '%|'];
+const TRL_MARKERS = ["{'", '%|'];
 
 const MAX_PROBLEMS = 200;
 
@@ -32,7 +46,7 @@ export class MetricLogParser {
   readonly problems: LineProblem[] = [];
   /** Problems beyond the first MAX_PROBLEMS are counted, not kept (a corrupt 1 GB log must not fill memory). */
   droppedProblems = 0;
-  private readonly trl = new TrlStepTracker();
+  private readonly trl = new TrlStepTracker<PendingDict>();
   /** The verl step line scanner; each key's slot holds its column. */
   private readonly scan = new StepLineScan<Float64Column>();
   /** Which kinds of metric line this log has shown, to narrow the markers a reader scans for. */
@@ -50,7 +64,7 @@ export class MetricLogParser {
    */
   markers(): string[] {
     if (this.seen.size !== 1) return METRIC_LINE_MARKERS;
-    return this.seen.has('console') ? ['step:'] : this.seen.has('jsonl') ? ['"step"'] : ["{'"];
+    return this.seen.has('console') ? ['step:'] : this.seen.has('jsonl') ? ['"step"'] : TRL_MARKERS;
   }
 
   /**
@@ -66,7 +80,7 @@ export class MetricLogParser {
   /** Parses one line of text; `observedAt` is when a live follower read it. Returns the step it logged, if any. */
   feed(line: Pick<Line, 'text' | 'start'>, observedAt?: number): number | undefined {
     const text = line.text;
-    if (text.includes("{'") || text.includes('\r')) return this.feedTrl(line, observedAt);
+    if (text.includes("{'") || text.includes('\r') || text.includes('%|')) return this.feedTrl(line, observedAt);
     if (text.includes('"step"')) {
       let parsed: ParsedStepLine | undefined;
       try {
@@ -123,10 +137,44 @@ export class MetricLogParser {
     return this.addStep(line.start, parsed, 'verl', undefined);
   }
 
+  /**
+   * A TRL dict waits for the training bar drawn after it (TrlStepTracker); `flush()` gives it its best step when the
+   * log has ended. True while one waits.
+   */
+  get pendingTrl(): boolean {
+    return this.trl.hasPending;
+  }
+
+  /** The training bar's last drawing (TRL), from which a run's progress reads: its step and max_steps. */
+  get trainingBar(): { n: number; total: number } | undefined {
+    const b = this.trl.bar;
+    return b && { n: b.n, total: b.total };
+  }
+
+  /** The log has ended (or a tail was read whole): a TRL dict still waiting for its bar takes its best step. */
+  flush(): number | undefined {
+    const done = this.trl.flush();
+    return done ? this.addTrl(done) : undefined;
+  }
+
+  /**
+   * Reads only the progress bars of text that is not a complete line yet (a live log's last line, which holds the
+   * training bar drawn after the last dict), so the last dict gets its step without waiting for the next one.
+   */
+  peekBars(text: string): number | undefined {
+    let last: number | undefined;
+    for (const raw of text.split(/[\r\n]/)) {
+      const done = this.trl.sawText(stripAnsi(raw), raw.includes(CURSOR_UP));
+      if (done) last = this.addTrl(done);
+    }
+    return last;
+  }
+
   private feedTrl(line: Pick<Line, 'text' | 'start'>, observedAt: number | undefined): number | undefined {
     let last: number | undefined;
-    for (const raw of line.text.split('\r')) {
-      const seg = raw.includes('\x1b') ? raw.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '') : raw;
+    const segs = line.text.split('\r');
+    for (let k = 0; k < segs.length; k++) {
+      const seg = stripAnsi(segs[k]!);
       const open = seg.indexOf("{'");
       const trimmed = seg.trim();
       if (open < 0 || !trimmed.startsWith("{'")) {
@@ -135,8 +183,10 @@ export class MetricLogParser {
         if (verl) {
           this.seen.add('console');
           last = this.addStep(line.start, verl, 'verl', observedAt);
+          continue;
         }
-        else this.trl.sawText(seg);
+        const done = this.trl.sawText(seg, segs[k]!.includes(CURSOR_UP));
+        if (done) last = this.addTrl(done);
         continue;
       }
       let dict;
@@ -148,10 +198,17 @@ export class MetricLogParser {
       }
       if (Object.keys(dict.metrics).length === 0) continue;
       this.seen.add('trl');
-      const step = this.trl.stepFor(dict);
-      last = this.addStep(line.start, { step, metrics: dict.metrics, bad: dict.bad }, 'trl', observedAt);
+      this.framework ??= 'trl';
+      // tqdm.write (transformers' ProgressCallback) clears the bar before the dict: `\r<spaces>\r{...}`, then redraws it.
+      const cleared = k > 0 && segs[k - 1]!.trim() === '';
+      for (const done of this.trl.sawDict({ ...dict, offset: line.start, observedAt }, cleared)) last = this.addTrl(done);
     }
     return last;
+  }
+
+  private addTrl(done: { dict: PendingDict; step: number }): number {
+    const d = done.dict;
+    return this.addStep(d.offset, { step: done.step, metrics: d.metrics, bad: d.bad }, 'trl', d.observedAt);
   }
 
   private addStep(offset: number, parsed: ParsedStepLine, framework: Framework, observedAt: number | undefined): number {

@@ -1,4 +1,5 @@
 import { Float64Column } from './float64-column';
+import { fromJsonMetric, toJsonMetric, type JsonMetric } from './metric-value';
 
 /** Metrics logged at one training step (validation-only steps too). */
 export interface StepRecord {
@@ -8,16 +9,19 @@ export interface StepRecord {
   observedAt?: number;
 }
 
-/** New or changed steps since the last `takeChanges()`, column-wise (`null` where a metric has no value): what the dashboard is sent. */
+/**
+ * New or changed steps since the last `takeChanges()`, column-wise (`null` where a step did not log a metric; NaN and
+ * infinities as JsonMetric strings, since they must be seen): what the dashboard is sent.
+ */
 export interface SeriesChanges {
   steps: number[];
   observedAt: (number | null)[];
-  metrics: Record<string, (number | null)[]>;
+  metrics: Record<string, (JsonMetric | null)[]>;
 }
 
 /**
- * Every metric of one run, column-wise: a sorted step column and one value column per metric (NaN where a step did not
- * log it). A step logged again (a resumed run repeats steps) overwrites the earlier values: the later value wins.
+ * Every metric of one run, column-wise: a sorted step column and one value column per metric (a step that did not log a
+ * metric is "not logged"; a logged NaN or infinity is kept as such: a diverging loss must be seen). A step logged again (a resumed run repeats steps) overwrites the earlier values: the later value wins.
  * Columns are Float64Array blocks (8 bytes a value, off the JS heap), so 100k steps × 50 metrics stay around 40 MB.
  */
 export class MetricSeries {
@@ -56,7 +60,7 @@ export class MetricSeries {
       if (this.steps[i] !== step) {
         this.steps.splice(i, 0, step);
         this.observed.splice(i, 0, NaN);
-        for (const col of this.cols.values()) col.insertNaN(i);
+        for (const col of this.cols.values()) col.insertMissing(i);
       }
     }
     this.changed?.add(step);
@@ -87,11 +91,11 @@ export class MetricSeries {
     if (rec.observedAt !== undefined) this.observed[row] = rec.observedAt;
   }
 
-  /** A metric's values aligned with `steps` (NaN where missing). */
-  column(metric: string): number[] {
+  /** A metric's values aligned with `steps`: undefined where a step did not log it (NaN is a logged NaN). */
+  column(metric: string): Array<number | undefined> {
     const col = this.cols.get(metric);
-    const out = new Array<number>(this.steps.length);
-    for (let i = 0; i < out.length; i++) out[i] = col ? col.get(i) : NaN;
+    const out = new Array<number | undefined>(this.steps.length);
+    for (let i = 0; i < out.length; i++) out[i] = col?.value(i);
     return out;
   }
 
@@ -99,20 +103,14 @@ export class MetricSeries {
   points(metric: string): Array<{ step: number; value: number }> {
     const col = this.cols.get(metric);
     const out: Array<{ step: number; value: number }> = [];
-    for (let i = 0; col && i < col.length; i++) {
-      const v = col.get(i);
-      if (!Number.isNaN(v)) out.push({ step: this.steps[i]!, value: v });
-    }
+    for (let i = 0; col && i < col.length; i++) if (col.has(i)) out.push({ step: this.steps[i]!, value: col.get(i) });
     return out;
   }
 
   /** Every metric logged at a row. */
   row(i: number): StepRecord {
     const metrics: Record<string, number> = {};
-    for (const [k, col] of this.cols) {
-      const v = col.get(i);
-      if (!Number.isNaN(v)) metrics[k] = v;
-    }
+    for (const [k, col] of this.cols) if (col.has(i)) metrics[k] = col.get(i);
     const rec: StepRecord = { step: this.steps[i]!, metrics };
     const seen = this.observed[i]!;
     if (!Number.isNaN(seen)) rec.observedAt = seen;
@@ -152,18 +150,15 @@ export class MetricSeries {
     return out;
   }
 
-  /** The steps touched since the last call, with all their values (null where missing or not finite); empty when nothing changed. */
+  /** The steps touched since the last call, with all their values (null where not logged); empty when nothing changed. */
   takeChanges(): SeriesChanges {
     if (!this.changed) throw new Error('MetricSeries: created without trackChanges');
     const steps = [...this.changed].sort((a, b) => a - b);
     this.changed.clear();
     const rows = steps.map((s) => this.indexOf(s));
-    const metrics: Record<string, (number | null)[]> = {};
+    const metrics: Record<string, (JsonMetric | null)[]> = {};
     for (const [k, col] of this.cols) {
-      const vals = rows.map((i) => {
-        const v = col.get(i);
-        return Number.isFinite(v) ? v : null;
-      });
+      const vals = rows.map((i) => (col.has(i) ? toJsonMetric(col.get(i)) : null));
       if (vals.some((v) => v !== null)) metrics[k] = vals;
     }
     return { steps, observedAt: rows.map((i) => (Number.isNaN(this.observed[i]) ? null : this.observed[i]!)), metrics };
@@ -175,7 +170,7 @@ export class MetricSeries {
       const row = this.rowOf(ch.steps[j]!);
       for (const k in ch.metrics) {
         const v = ch.metrics[k]![j];
-        if (v !== null && v !== undefined) this.put(row, k, v);
+        if (v !== null && v !== undefined) this.put(row, k, fromJsonMetric(v));
       }
       const t = ch.observedAt[j];
       if (t !== null && t !== undefined) this.observed[row] = t;

@@ -28,3 +28,25 @@ export function parseMetricValue(raw: string): number | undefined {
       return undefined;
   }
 }
+
+/**
+ * A metric value as JSON carries it: JSON has no NaN or infinity, so those travel as the strings "NaN", "Infinity" and
+ * "-Infinity" (Python's own spellings). One encoding for `medrl metrics --json`, the dashboard messages and CSV export.
+ */
+export type JsonMetric = number | 'NaN' | 'Infinity' | '-Infinity';
+
+export function toJsonMetric(v: number): JsonMetric {
+  if (Number.isFinite(v)) return v;
+  return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+}
+
+export function fromJsonMetric(v: JsonMetric): number {
+  return typeof v === 'number' ? v : Number(v);
+}
+
+/** A metric record with its values JSON-safe (see JsonMetric). */
+export function jsonMetrics(metrics: Record<string, number>): Record<string, JsonMetric> {
+  const out: Record<string, JsonMetric> = {};
+  for (const k in metrics) out[k] = toJsonMetric(metrics[k]!);
+  return out;
+}

@@ -7,6 +7,8 @@ import { parseTrainerState } from './trl-trainer-state';
 
 /** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
 const CHUNK = 4 << 20;
+/** How much of a live log's unfinished last line is read for the training bar (tqdm redraws are ~100 bytes each). */
+const PEEK_BYTES = 64 << 10;
 
 /** What a poll found. */
 export interface PollResult {
@@ -71,6 +73,13 @@ export class MetricsFollower {
           break;
         }
       }
+    }
+    if (opts.final) {
+      if (this.parser.flush() !== undefined) steps++;
+    } else if (this.parser.pendingTrl && size > this.offset) {
+      // The last TRL dict's step is in the bar drawn after it, on the line still being written: read its bars only.
+      const tail = await this.host.readFile(this.path, { start: this.offset, end: Math.min(size, this.offset + PEEK_BYTES) });
+      if (this.parser.peekBars(tail.toString('utf8')) !== undefined) steps++;
     }
     return { steps, restarted };
   }

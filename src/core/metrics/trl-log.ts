@@ -73,38 +73,113 @@ export function parseTrlDict(text: string): ParsedTrlDict {
   return { metrics, bad, eval: keys.length > 0 && keys.every((k) => k.startsWith('eval_') || k === 'epoch') };
 }
 
-const BAR = /(\d+)\/(\d+) \[/;
+/** A tqdm bar as tqdm draws it: `{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}]`. */
+const BAR = /^(.*?)\s*\d+%\|[^|]*\|\s*(\d+)\/(\d+) \[/;
+
+/** A tqdm progress bar: its count, total and description ('' for transformers' training and evaluation bars). */
+export interface TqdmBar {
+  n: number;
+  total: number;
+  desc: string;
+}
 
 /**
- * Gives TRL's console dicts their step: the dicts carry none, but the training progress bar just before each one shows
- * `N/TOTAL` (tqdm redraws it with carriage returns on the same line). The training bar is the one whose total the first
- * training dict followed; evaluation bars (other totals) are ignored and `eval_*` dicts belong to the last training step.
- * Without any bar, dicts are numbered 1, 2, 3, ... (logging events, not optimizer steps).
+ * The tqdm bar a console segment draws, if any. transformers' training bar has no description (ProgressCallback:
+ * `tqdm(total=state.max_steps, dynamic_ncols=True)`); the other bars of a run have one ("Writing model shards", "Loading
+ * checkpoint shards", datasets' "Map", "Generating train split", TRL's "Tokenizing train dataset").
  */
-export class TrlStepTracker {
-  private bar: { n: number; total: number } | undefined;
+export function parseBar(segment: string): TqdmBar | undefined {
+  const m = BAR.exec(segment);
+  if (!m) return undefined;
+  return { n: Number(m[2]), total: Number(m[3]), desc: m[1]!.trim().replace(/:$/, '') };
+}
+
+/** The dict transformers logs once at the end of training (`train_runtime`, `train_loss`, ...): at the last step, not a new one. */
+function isSummary(dict: ParsedTrlDict): boolean {
+  return 'train_runtime' in dict.metrics;
+}
+
+/**
+ * Gives TRL's console dicts their step. The dicts carry none; the training bar does (`N/TOTAL`), but which drawing of
+ * it belongs to a dict: transformers logs with `training_bar.write(dict)` (ProgressCallback.on_log), which clears the
+ * bars, prints the dict, and redraws the bars at their current count (tqdm's external_write_mode). The bar drawn just
+ * BEFORE a dict can be the previous step's (tqdm redraws at most every 0.1 s, so step N's update may never have been
+ * drawn); the bar drawn right AFTER it is the dict's own step. So such a dict waits (`pending`) for the next training
+ * bar; without one (the log ends, or another dict comes first) it takes the bar before it, at least one past the
+ * previous dict.
+ * The training bar is a bar without a description; its total is learned from the first dict's bar, so evaluation bars
+ * (other totals) are ignored; `eval_*` dicts belong to the last training step. Without any bar (disable_tqdm), dicts are
+ * numbered 1, 2, 3, ... (logging events, not optimizer steps).
+ */
+export class TrlStepTracker<D extends ParsedTrlDict = ParsedTrlDict> {
+  /** The last drawing of the training bar (the last bar without a description before its total is known). */
+  bar: TqdmBar | undefined;
   private trainTotal: number | undefined;
   private lastStep = 0;
   private events = 0;
+  private pending: { dict: D; before: TqdmBar | undefined } | undefined;
 
-  /** Feeds a segment of console output that is not a dict (a progress bar, a warning). */
-  sawText(segment: string): void {
-    const m = BAR.exec(segment);
-    if (!m) return;
-    const total = Number(m[2]);
-    if (this.trainTotal === undefined || total === this.trainTotal) this.bar = { n: Number(m[1]), total };
+  get hasPending(): boolean {
+    return this.pending !== undefined;
   }
 
-  /** The step a parsed dict belongs to. */
-  stepFor(dict: ParsedTrlDict): number {
-    if (dict.eval) return this.lastStep;
-    this.events++;
-    if (this.bar) {
-      this.trainTotal ??= this.bar.total;
-      this.lastStep = Math.max(this.bar.n, dict.eval ? 0 : 1);
-    } else {
-      this.lastStep = this.events;
+  /**
+   * Feeds a segment that is not a dict (a progress bar, a warning), ANSI codes removed. `nested`: it was drawn below
+   * another bar (followed by a cursor-up), as transformers' evaluation bar is while the training bar is open (seen in a
+   * real transformers 5.17 log), so it is not the training bar. Returns the pending dict and its step when this segment
+   * is the training bar drawn after it.
+   */
+  sawText(segment: string, nested = false): { dict: D; step: number } | undefined {
+    const bar = parseBar(segment);
+    if (!bar || bar.desc !== '' || nested) return undefined;
+    if (this.trainTotal !== undefined && bar.total !== this.trainTotal) return undefined;
+    this.bar = bar;
+    if (!this.pending) return undefined;
+    this.trainTotal ??= bar.total;
+    return this.commit(this.atLeastNext(bar.n));
+  }
+
+  /**
+   * Takes a parsed dict. An `eval_*` dict returns its step at once (the last training step), after the pending dict if
+   * any. A training dict written by tqdm.write (`cleared`: the bar was cleared just before it) becomes pending, and the
+   * dict it displaces is returned with its step; a dict printed on a line of its own (PrinterCallback, a script's
+   * print) takes the bar before it.
+   */
+  sawDict(dict: D, cleared: boolean): Array<{ dict: D; step: number }> {
+    const out = [];
+    const prev = this.flush();
+    if (prev) out.push(prev);
+    if (dict.eval) out.push({ dict, step: this.lastStep });
+    else {
+      this.events++;
+      this.pending = { dict, before: this.bar };
+      if (!cleared) out.push(this.flush()!);
     }
-    return this.lastStep;
+    return out;
+  }
+
+  /** The pending dict with its best step from the bar before it (the log ended, or another dict came first). */
+  flush(): { dict: D; step: number } | undefined {
+    const p = this.pending;
+    if (!p) return undefined;
+    if (!p.before) return this.commit(this.events);
+    this.trainTotal ??= p.before.total;
+    return this.commit(this.atLeastNext(p.before.n));
+  }
+
+  /**
+   * Each training dict is a later step than the one before (only the end-of-training summary shares the last step).
+   * TRL's experimental PPO logs before its bar moves (ppo_trainer.py: `global_step += 1; self.log(metrics)`, then
+   * on_step_end), so its bar still shows the previous step after each dict.
+   */
+  private atLeastNext(n: number): number {
+    return Math.max(n, isSummary(this.pending!.dict) ? this.lastStep : this.lastStep + 1);
+  }
+
+  private commit(step: number): { dict: D; step: number } {
+    const dict = this.pending!.dict;
+    this.pending = undefined;
+    this.lastStep = step;
+    return { dict, step };
   }
 }

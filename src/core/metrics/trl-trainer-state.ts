@@ -1,6 +1,7 @@
 import type { StepRecord } from './metric-series';
 import type { Problem } from '../errors/located-error';
 import { parseMetricValue } from './metric-value';
+import { parsePythonJson } from './verl-jsonl';
 
 /**
  * The `log_history` of a TRL/transformers `trainer_state.json` (saved in every `checkpoint-N/`): one entry per logged
@@ -9,7 +10,8 @@ import { parseMetricValue } from './metric-value';
 export function parseTrainerState(text: string, file: string): { records: StepRecord[]; problems: Problem[] } {
   let state: unknown;
   try {
-    state = JSON.parse(text);
+    // json.dump writes a NaN loss as a bare NaN: read, not refused.
+    state = parsePythonJson(text);
   } catch (err) {
     throw new Error(`${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})`);
   }

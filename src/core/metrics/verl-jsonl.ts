@@ -4,6 +4,23 @@ import type { ParsedStepLine } from './verl-console';
 const PY_SPECIALS = /(?<=[:,\[]\s*)(NaN|-?Infinity)(?=\s*[,}\]])/g;
 
 /**
+ * JSON as Python's `json.dump` writes it (verl's file logger, transformers' trainer_state.json): bare NaN, Infinity and
+ * -Infinity (a diverging loss) come back as the strings "NaN", "Infinity", "-Infinity". Throws JSON.parse's error for
+ * anything else that is broken.
+ */
+export function parsePythonJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    try {
+      return JSON.parse(text.replace(PY_SPECIALS, '"$1"'));
+    } catch {
+      throw err;
+    }
+  }
+}
+
+/**
  * Parses one line of verl's file logger (`{"step": N, "data": {metric: value, ...}}`). Returns undefined for a line that
  * is not such a record, and throws with the reason for one that starts like a record but is broken (torn or corrupt).
  */
@@ -12,13 +29,9 @@ export function parseVerlJsonlLine(line: string): ParsedStepLine | undefined {
   if (!s.startsWith('{') || !s.includes('"step"')) return undefined;
   let obj: unknown;
   try {
-    obj = JSON.parse(s);
+    obj = parsePythonJson(s);
   } catch (err) {
-    try {
-      obj = JSON.parse(s.replace(PY_SPECIALS, '"$1"'));
-    } catch {
-      throw new Error(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
-    }
+    throw new Error(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
   }
   if (typeof obj !== 'object' || obj === null) return undefined;
   const { step, data } = obj as { step?: unknown; data?: unknown };

@@ -157,7 +157,7 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
       continue;
     }
     const s = resolveState(record, r, { slurm, squeueFailed, ray }, now);
-    runs.push({ host: hostName, record, ...s, ...(r.ended ? { ended: r.ended } : {}), logSize: r.logSize, logTail: r.logTail, progress: progressFromLog(r.logTail, record.framework) });
+    runs.push({ host: hostName, record, ...s, ...(r.ended ? { ended: r.ended } : {}), logSize: r.logSize, logTail: r.logTail, progress: progressFromLog(r.logTail, record.framework, record.algorithm) });
   }
   runs.sort((a, b) => b.record.created.localeCompare(a.record.created));
   return { runs, problems };

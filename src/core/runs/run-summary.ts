@@ -27,5 +27,5 @@ export function stepLabel(run: RunInfo): string {
   const p = run.progress;
   if (p.step === undefined) return '';
   const step = p.totalSteps !== undefined ? `step ${p.step}/${p.totalSteps}` : `step ${p.step}`;
-  return p.reward ? `${step} · reward ${p.reward.value.toPrecision(3)}` : step;
+  return [step, ...p.metrics.map((m) => `${m.title.toLowerCase()} ${m.value.toPrecision(3)}`)].join(' · ');
 }

@@ -6,6 +6,7 @@ import type { HostPool } from '../../core/remote/host-pool';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import { fromDashboard, toDashboard, type ToDashboard } from '../../protocol/dashboard';
 import { openMetricsSource, type MetricsSource } from '../../core/metrics/run-metrics';
+import { toJsonMetric, type JsonMetric } from '../../core/metrics/metric-value';
 import type { Framework } from '../../core/metrics/metric-log-parser';
 import { errorMessage, formatProblem } from '../../core/errors/located-error';
 
@@ -76,8 +77,8 @@ export function openDashboard(ctx: Ctx, pool: HostPool, targets: DashboardTarget
     // A fresh series copy with every step marked changed.
     const all = r.source!.series;
     const steps = all.steps.slice();
-    const metrics: Record<string, (number | null)[]> = {};
-    for (const k of all.metricNames()) metrics[k] = all.column(k).map((v) => (Number.isFinite(v) ? v : null));
+    const metrics: Record<string, (JsonMetric | null)[]> = {};
+    for (const k of all.metricNames()) metrics[k] = all.column(k).map((v) => (v === undefined ? null : toJsonMetric(v)));
     post({ type: 'points', runId: r.id, changes: { steps, observedAt: steps.map(() => null), metrics } });
   }
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
@@ -27,7 +27,7 @@ describe('episode readers', () => {
     const f = cols[0]!.files[0]!;
     const t = await f.index();
     assert.equal(t.length, 20);
-    assert.equal(t.groupStart.length, 5, 'five prompts, four responses each');
+    assert.equal(t.groupCount, 5, 'five prompts, four responses each');
     const g = groupStats(t, 0);
     assert.deepEqual([g.size, g.min, g.max], [4, 0, 1]);
     assert.equal(t.advantageOf(0), 1 - g.mean!, 'advantage sign = score minus the group mean');
@@ -41,6 +41,35 @@ describe('episode readers', () => {
     assert.equal(ep.location.line, 4);
     const val = await cols[1]!.files[0]!.read(0);
     assert.equal(typeof val.extra.reward, 'number', 'validation dumps keep reward');
+  });
+
+  it('a real verl dump (special tokens removed, batch reordered by balance_batch): groups by prompt, not by adjacent lines; clean turns', async () => {
+    const f = new JsonlEpisodeFile(host, join(FIX, 'verl-balanced/1.jsonl'), 1);
+    const t = await f.index();
+    assert.equal(t.groupCount, 3, 'three prompts, not twelve groups of one');
+    assert.deepEqual([0, 1, 2].map((g) => t.groupSize(g)), [4, 4, 4]);
+    // The SIADH group: lines 2, 4, 7 and 10 of the file (rows 1, 3, 6, 9), scores 1, 1, 0, 0.
+    const siadh = groupStats(t, t.group[1]!);
+    assert.deepEqual(siadh.members, [1, 3, 6, 9]);
+    assert.deepEqual([siadh.mean, siadh.min, siadh.max], [0.5, 0, 1]);
+    assert.equal(t.advantageOf(1), 0.5, 'score minus its own group\'s mean, wherever the group\'s lines are');
+    const s = stepSignals(t);
+    assert.deepEqual([s.groups, s.flatGroups], [3, 1], 'the hyperkalaemia group scores all zero');
+    const ep = await f.read(0);
+    assert.deepEqual(ep.turns.map((x) => x.role), ['system', 'user', 'assistant']);
+    // "user" alone on a line inside the user's message is not a new turn.
+    assert.equal(ep.turns[1]!.content, 'Which ECG finding suggests hyperkalaemia?\nuser\n(Note: the user is a student.)');
+    assert.deepEqual(ep.turns[2]!.parts.map((p) => p.kind), ['think', 'text']);
+  });
+
+  it('a dump with a uid per sample groups by uid: the same prompt drawn twice in a batch is two groups', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-uid-'));
+    const line = (uid: string, score: number) => JSON.stringify({ input: 'user\nQ?\nassistant\n', output: 'A', score, step: 3, uid });
+    writeFileSync(join(dir, '3.jsonl'), [line('a', 1), line('b', 0), line('a', 0), line('b', 0)].join('\n') + '\n');
+    const t = await new JsonlEpisodeFile(host, join(dir, '3.jsonl'), 3).index();
+    assert.equal(t.groupCount, 2);
+    assert.deepEqual(groupStats(t, 0).members, [0, 2]);
+    assert.equal(stepSignals(t).flatGroups, 1);
   });
 
   it('signals per step: flat groups, truncated answers by heuristic, score vs length', async () => {
@@ -97,12 +126,14 @@ describe('episode readers', () => {
     assert.equal(first?.step, 20);
     const t = await f.index();
     assert.equal(t.length, 8);
-    assert.equal(t.groupStart.length, 2);
+    assert.equal(t.groupCount, 2);
     const ep = await f.read(5);
     assert.deepEqual(Object.keys(ep.extra).sort(), ['accuracy_reward', 'format_reward']);
     assert.equal(ep.score, (ep.extra.accuracy_reward as number) + 0.5);
     assert.equal(t.advantageOf(5), ep.advantage, 'TRL advantage is taken from the file');
-    assert.deepEqual(ep.turns.map((x) => x.role), ['user', 'assistant']);
+    // The prompt as TRL wrote it (special tokens removed) reads as clean turns, no role words left in the text.
+    assert.deepEqual(ep.turns.map((x) => [x.role, x.content]), [['user', 'Which ECG finding suggests hyperkalaemia?'], ['assistant', ep.raw.response]]);
+    assert.deepEqual((await f.read(0)).turns.map((x) => x.role), ['system', 'user', 'assistant']);
     const hits = await f.search('PEAKED t waves');
     assert.ok(hits.some((h, i) => h === 1 && i >= 4));
     assert.ok(!hits.slice(0, 4).some((h) => h === 1));

@@ -32,6 +32,39 @@ describe('splitTranscript', () => {
     assert.equal(detectTemplate('no markers'), 'plain');
   });
 
+  it('a ChatML conversation decoded with special tokens removed (verl dumps, TRL completions): clean turns from the role lines', () => {
+    // What Qwen2.5's template gives once skip_special_tokens=True has removed <|im_start|> and <|im_end|>.
+    const prompt = 'system\nYou are a careful physician.\nuser\nA 54-year-old with chest pain radiating to the left arm.\nWhat next?\nassistant\n';
+    const turns = splitTranscript(prompt, 'ECG and troponin.');
+    assert.deepEqual(turns.map((t) => [t.role, t.content]), [['system', 'You are a careful physician.'], ['user', 'A 54-year-old with chest pain radiating to the left arm.\nWhat next?'], ['assistant', 'ECG and troponin.']]);
+    // The same conversation with the special tokens kept reads the same.
+    const kept = splitTranscript('<|im_start|>system\nYou are a careful physician.<|im_end|>\n<|im_start|>user\nA 54-year-old with chest pain radiating to the left arm.\nWhat next?<|im_end|>\n<|im_start|>assistant\n', 'ECG and troponin.<|im_end|>');
+    assert.deepEqual(kept.map((t) => [t.role, t.content]), turns.map((t) => [t.role, t.content]));
+  });
+
+  it('special tokens removed: the word "user" or "assistant" inside a message, or alone on a line in it, does not split it', () => {
+    const prompt = 'user\nThe user reports that the assistant at the clinic\nuser\nsaid rest. Which assistant role?\nassistant\n';
+    const turns = splitTranscript(prompt, 'assistant\nA physician assistant.');
+    assert.deepEqual(turns.map((t) => [t.role, t.content]), [['user', 'The user reports that the assistant at the clinic\nuser\nsaid rest. Which assistant role?'], ['assistant', 'assistant\nA physician assistant.']]);
+    // "assistant" alone on a line inside the user's message: the prompt must still end with the user speaking.
+    const inside = splitTranscript('user\nWho answers?\nassistant\nthe nurse\nassistant\n', 'The nurse.');
+    assert.deepEqual(inside.map((t) => t.role), ['user', 'assistant']);
+    assert.equal(inside[0]!.content, 'Who answers?\nassistant\nthe nurse');
+    // Text that only starts with a role word but has no generation prompt is plain text.
+    assert.deepEqual(splitTranscript('user\nfeedback: fine', 'ok').map((t) => [t.role, t.content]), [['user', 'user\nfeedback: fine'], ['assistant', 'ok']]);
+  });
+
+  it('special tokens removed, multi-turn: the response\'s tool answers and later assistant turns are split too', () => {
+    const prompt = 'system\nYou are a diagnostic agent.\nuser\nFever and cough.\nassistant\n';
+    const response = '<tool_call>\n{"name": "order_exam", "arguments": {"exam": "cxr"}}\n</tool_call>\nuser\n<tool_response>\nRLL consolidation\n</tool_response>\nassistant\n<answer>Pneumonia</answer>';
+    const turns = splitTranscript(prompt, response);
+    assert.deepEqual(turns.map((t) => t.role), ['system', 'user', 'assistant', 'tool', 'assistant']);
+    assert.deepEqual(turns[3]!.parts, [{ kind: 'tool_response', text: 'RLL consolidation' }]);
+    assert.equal(turns[4]!.content, '<answer>Pneumonia</answer>');
+    // Qwen3 with thinking off: the generation prompt carries an empty think block.
+    assert.deepEqual(splitTranscript('user\nQ?\nassistant\n<think>\n\n</think>\n\n', 'A.').map((t) => [t.role, t.content]), [['user', 'Q?'], ['assistant', '<think>\n\n</think>\n\nA.']]);
+  });
+
   it('marks a block cut off before its closing tag, and a Qwen3 response that only closes </think>', () => {
     assert.deepEqual(splitParts('<think>The CURB-65 score is'), [{ kind: 'think', text: 'The CURB-65 score is', unclosed: true }]);
     assert.deepEqual(splitParts('reasoning here</think>\nfinal'), [{ kind: 'think', text: 'reasoning here' }, { kind: 'text', text: 'final' }]);

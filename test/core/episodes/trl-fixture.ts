@@ -2,9 +2,13 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 
+/**
+ * TRL's `prompt` column is the chat-templated prompt decoded with special tokens removed (trl 1.10 grpo_trainer.py:
+ * `batch_decode(prompt_ids, skip_special_tokens=True)`): Qwen's `<|im_start|>`/`<|im_end|>` are gone, the role words stay.
+ */
 const PROMPTS = [
-  '<|im_start|>user\nA 72-year-old with new confusion and a sodium of 118 mmol/L. Most likely cause?<|im_end|>\n<|im_start|>assistant\n',
-  '<|im_start|>user\nWhich ECG finding suggests hyperkalaemia?<|im_end|>\n<|im_start|>assistant\n',
+  'system\nYou are a careful clinician.\nuser\nA 72-year-old with new confusion and a sodium of 118 mmol/L. Most likely cause?\nassistant\n',
+  'user\nWhich ECG finding suggests hyperkalaemia?\nassistant\n',
 ];
 
 /**

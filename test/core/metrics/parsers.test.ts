@@ -123,9 +123,11 @@ describe('verl file logger JSONL', () => {
     const { s, problems } = await load('verl-metrics.jsonl');
     assert.deepEqual(s.steps, [0, 1, 2, 3, 4]);
     assert.equal(value(s, 2, 'critic/score/mean'), 0.4);
-    // Step 2's record has a bare NaN (json.dumps writes it; JSON.parse refuses it): the record is still read, NaN is no point.
+    // Step 2's record has a bare NaN (json.dumps writes it; JSON.parse refuses it): the record is still read, and the NaN
+    // is a logged NaN (a diverging gradient must be seen), not a missing value.
     assert.equal(value(s, 2, 'actor/kl_loss'), 0.002);
-    assert.equal(value(s, 2, 'actor/grad_norm'), undefined);
+    assert.equal(value(s, 2, 'actor/grad_norm'), NaN);
+    assert.equal(value(s, 1, 'actor/grad_norm'), undefined);
     assert.equal(value(s, 0, 'val-core/pubmedqa/acc/mean@1'), 0.5);
     assert.ok(problems.some((p) => p.line === 3 && /not valid JSON/.test(p.message)));
     assert.ok(problems.some((p) => p.line === 7 && /no newline/.test(p.message)));
@@ -159,9 +161,9 @@ describe('TRL logs', () => {
     assert.match(problems[0]!.message, /missing closing \}/);
   });
 
-  it('PPO keys: objective/scores is the reward', async () => {
+  it('PPO keys: objective/scores is the reward; PPO logs before its bar moves, so each dict is one step past the bar', async () => {
     const { s } = await load('trl-ppo.log');
-    assert.deepEqual(s.steps, [10, 20, 30]);
+    assert.deepEqual(s.steps, [1, 2, 3]);
     const h = headline(s, 'trl');
     assert.equal(h.metrics.reward?.key, 'objective/scores');
     assert.equal(h.metrics.kl?.key, 'objective/kl');

@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
 import { hydraValue, verlTrainer } from '../../../src/core/runs/verl-trainer';
-import { trlTrainer } from '../../../src/core/runs/trl-trainer';
 import { makeRunId, RUN_ID_PATTERN } from '../../../src/core/runs/run-id';
 import { parseRunListing } from '../../../src/core/runs/list-runs';
 import { progressFromLog } from '../../../src/core/runs/log-progress';
@@ -19,7 +18,7 @@ const inputs = (file: string) => ({ spec: spec(file), id: 'r1', dir: '/home/u/.m
 
 describe('launchers', () => {
   it('verl: GRPO with group size, LoRA, custom reward, file logger and outputs in the run folder; overrides last', () => {
-    const cmd = verlTrainer.command(inputs('ecg-qa-verl-grpo-lora.yaml'));
+    const cmd = verlTrainer.command({ ...inputs('ecg-qa-verl-grpo-lora.yaml'), version: '0.7.0' });
     assert.deepEqual(cmd.argv.slice(0, 3), ['python3', '-m', 'verl.trainer.main_ppo']);
     for (const w of ['algorithm.adv_estimator=grpo', 'data.train_files=/home/u/ecg-qa/data/verl/train.parquet', 'actor_rollout_ref.rollout.n=5', 'actor_rollout_ref.model.lora_rank=32', 'actor_rollout_ref.model.target_modules=all-linear', 'custom_reward_function.path=/home/u/.medrl/runs/r1/reward/r.py', "trainer.logger=['console','file']", 'trainer.default_local_dir=/home/u/.medrl/runs/r1/checkpoints', 'trainer.rollout_data_dir=/home/u/.medrl/runs/r1/rollouts', 'trainer.nnodes=2', 'trainer.n_gpus_per_node=8', 'actor_rollout_ref.rollout.load_format=safetensors']) {
       assert.ok(cmd.argv.includes(w), `${w} in ${cmd.argv.join(' ')}`);
@@ -28,18 +27,8 @@ describe('launchers', () => {
     assert.equal(hydraValue(['a b', 1, true]), "['a b',1,true]");
   });
 
-  it('TRL: trl sft with accelerate flags passed through; GRPO logs completions and uses the reward model', () => {
-    const sft = trlTrainer.command(inputs('doctor-trl-sft.yaml'));
-    assert.deepEqual(sft.argv.slice(0, 2), ['trl', 'sft']);
-    assert.ok(sft.argv.join(' ').includes('--output_dir /home/u/.medrl/runs/r1/output'));
-    assert.ok(sft.argv.join(' ').includes('--accelerate_config zero3'));
-    const grpo = trlTrainer.command(inputs('doctor-trl-grpo.yaml'));
-    assert.ok(grpo.argv.join(' ').includes('--reward_funcs FreedomIntelligence/medical_o1_verifier_3B'));
-    assert.ok(grpo.argv.join(' ').includes('--log_completions true'));
-  });
-
   it('Slurm: the spec resources become #SBATCH lines', () => {
-    const s = renderSbatchScript({ id: 'r1', dir: '/runs/r1', spec: spec('doctor-trl-sft.yaml') });
+    const s = renderSbatchScript({ id: 'r1', dir: '/runs/r1', spec: spec('doctor-trl-sft.yaml'), env: {} });
     assert.match(s, /^#SBATCH --gres=gpu:8$/m);
     assert.match(s, /^#SBATCH --partition=gpu$/m);
     assert.match(s, /^#SBATCH --time=12:00:00$/m);
@@ -86,13 +75,13 @@ describe('run states from the listing', () => {
   });
 
   it('log tails split per run; the last step is read from verl and tqdm lines', () => {
-    const tails = Buffer.from('==> a/output.log <==\nstep:1 - x:1\n(TaskRunner pid=3, ip=1.2.3.4) step:12 - x:2\n\n==> b/output.log <==\n 3/10 [00:01<00:03]').toString('base64');
+    const tails = Buffer.from('==> a/output.log <==\nstep:1 - x:1\n(TaskRunner pid=3, ip=1.2.3.4) step:12 - x:2\n\n==> b/output.log <==\n 30%|███       | 3/10 [00:01<00:03,  2.1it/s]').toString('base64');
     const listing = parseRunListing('h', '/r', ['R a', `J ${rec({ pid: 1 })}`, 'R b', `J ${rec({ id: 'b', dir: '/r/b' })}`, 'S 50 a/output.log', `T ${tails}`].join('\n'));
     assert.equal(listing.runs.find((r) => r.record.id === 'a')!.progress.step, 12);
     assert.equal(listing.runs.find((r) => r.record.id === 'a')!.logSize, 50);
-    assert.deepEqual(listing.runs.find((r) => r.record.id === 'b')!.progress, { step: 3, totalSteps: 10 });
-    assert.deepEqual(progressFromLog('\x1b[36m(TaskRunner pid=1, ip=10.0.0.1)\x1b[0m step:7 - critic/score/mean:0.5\n'), { step: 7, reward: { key: 'critic/score/mean', value: 0.5 } });
-    assert.deepEqual(progressFromLog("{'loss': 0.01, 'reward': '0.625', 'epoch': 0.1}\n 4/20 [00:04<00:16]\n", 'trl'), { step: 4, totalSteps: 20, reward: { key: 'reward', value: 0.625 } });
-    assert.deepEqual(progressFromLog('nothing'), {});
+    assert.deepEqual(listing.runs.find((r) => r.record.id === 'b')!.progress, { step: 3, totalSteps: 10, metrics: [] });
+    assert.deepEqual(progressFromLog('\x1b[36m(TaskRunner pid=1, ip=10.0.0.1)\x1b[0m step:7 - critic/score/mean:0.5\n'), { step: 7, metrics: [{ id: 'reward', title: 'Reward', key: 'critic/score/mean', value: 0.5 }] });
+    assert.deepEqual(progressFromLog("{'loss': 0.01, 'reward': '0.625', 'epoch': 0.1}\n 20%|██        | 4/20 [00:04<00:16,  1.0it/s]\n", 'trl'), { step: 4, totalSteps: 20, metrics: [{ id: 'reward', title: 'Reward', key: 'reward', value: 0.625 }] });
+    assert.deepEqual(progressFromLog('nothing'), { metrics: [] });
   });
 });
