@@ -130,7 +130,10 @@ function buildTrlCommand(inp: LaunchInputs): TrainerCommand {
   }
   if (spec.algorithm === 'grpo') {
     if (spec.rollout?.n !== undefined) words.push('--num_generations', String(spec.rollout.n));
-    words.push('--log_completions', 'true');
+    // The completions parquet is what replay reads; printing them too (rich tables, TRL 1.10 grpo_trainer.py log())
+    // would put model output on medical data into output.log and push the last step's dict out of the runs listing's
+    // log tail. num_completions_to_print 0 skips only the print (print_prompt_completions_sample returns at <= 0).
+    words.push('--log_completions', 'true', '--num_completions_to_print', '0');
   }
   if (spec.lora) {
     // ModelConfig (trl/trainer/model_config.py, TRL 1.10): use_peft, lora_r, lora_alpha (int), lora_target_modules (list).

@@ -49,6 +49,7 @@ describe('TRL launch (flags from TRL 1.10 and datasets 4.8 sources; these lines 
     assert.equal(fn.pythonPath, `${DIR}/reward`);
     assert.deepEqual(flagValues(fn.argv, '--num_generations'), ['4']);
     assert.deepEqual(flagValues(fn.argv, '--log_completions'), ['true']);
+    assert.deepEqual(flagValues(fn.argv, '--num_completions_to_print'), ['0'], 'completions go to parquet only, not into output.log');
     const rm = command(make({ algorithm: 'grpo', data: { train: 'd.jsonl' }, reward: { model: '~/models/rm' } }));
     assert.deepEqual(flagValues(rm.argv, '--reward_model_name_or_path'), ['/home/u/models/rm']);
     assert.equal(flagValues(rm.argv, '--reward_funcs'), undefined);
