@@ -1,8 +1,8 @@
-import { basename } from 'node:path';
-import type { Location, Problem } from '../errors/located-error';
+import { basename, posix } from 'node:path';
+import { errorMessage, type Location, type Problem } from '../errors/located-error';
 import type { Host } from '../remote/host';
 import { openDataset } from '../datasets/open-dataset';
-import { readRows, type DatasetRecord } from '../datasets/dataset-reader';
+import { datasetFormatOf, readRows, type DatasetRecord } from '../datasets/dataset-reader';
 import { RewardWorker } from '../reward/reward-worker';
 import { functionFilesOn, harnessOn } from '../reward/staging';
 import type { FunctionInfo, RewardSample, ScoreResult } from '../reward/types';
@@ -40,6 +40,18 @@ interface Trial {
 }
 
 /**
+ * The file whose rows are tried: the path itself, or for a folder (TRL's --dataset_name, which `datasets` loads by
+ * file extension) its first data file, one named for the train split first.
+ */
+async function firstDataFile(host: Host, path: string): Promise<string> {
+  if ((await host.stat(path)).kind !== 'directory') return path;
+  const files = (await host.readdir(path)).filter((e) => e.kind === 'file' && datasetFormatOf(e.name)).map((e) => e.name).sort();
+  const pick = files.find((f) => /train/i.test(f)) ?? files[0];
+  if (!pick) throw new Error(`${host.name}:${path}: a folder with no .json, .jsonl, .parquet or .csv file`);
+  return posix.join(path, pick);
+}
+
+/**
  * Runs the spec's reward function on a few rows of its training data in one playground worker on the run's host and
  * returns what verl or TRL would crash on, each naming the row and the fix: a failing load, a signature the trainer
  * cannot call, exceptions, None (verl), a dict without `score`, extra keys or value types that differ between samples,
@@ -55,12 +67,14 @@ export async function checkRewardContract(inp: ContractInputs): Promise<Problem[
   const skipped = (why: string, field = 'data.train'): Problem[] => [{ file: inp.specFile, field, severity: 'warning', message: `the reward function was not tried on the data before submit: ${why}` }];
   if (!inp.dataPath) return [];
   let records: DatasetRecord[];
+  let dataFile: string;
   try {
-    records = await readRows(await openDataset(inp.host, inp.dataPath), 0, inp.rows ?? 8);
+    dataFile = await firstDataFile(inp.host, inp.dataPath);
+    records = await readRows(await openDataset(inp.host, dataFile), 0, inp.rows ?? 8);
   } catch (err) {
-    return skipped(err instanceof Error ? err.message : String(err));
+    return skipped(errorMessage(err));
   }
-  const dataAt = (r: DatasetRecord): Location => ({ file: inp.dataPath, ...(inp.host.kind === 'local' ? {} : { host: inp.host.name }), ...(r.line ? { line: r.line } : {}), field: `row ${r.index + 1}` });
+  const dataAt = (r: DatasetRecord): Location => ({ file: dataFile, ...(inp.host.kind === 'local' ? {} : { host: inp.host.name }), ...(r.line ? { line: r.line } : {}), field: `row ${r.index + 1}` });
   const problems: Problem[] = [];
   const trials: Trial[] = [];
   const samples: RewardSample[] = [];
@@ -69,7 +83,7 @@ export async function checkRewardContract(inp: ContractInputs): Promise<Problem[
     if (typeof made === 'string') problems.push({ ...dataAt(r), severity: 'error', message: made });
     else for (const [answer, sample] of made) trials.push({ row: r, answer }), samples.push(sample);
   }
-  if (!samples.length) return [...problems, ...(records.length ? [] : skipped(`${inp.dataPath} has no rows`))];
+  if (!samples.length) return [...problems, ...(records.length ? [] : skipped(`${dataFile} has no rows`))];
 
   const { upload } = inp;
   const worker = new RewardWorker({

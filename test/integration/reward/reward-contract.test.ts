@@ -160,6 +160,12 @@ describe('reward contract check before submit (real python3, local host)', () =>
     ]);
     const ok = fn('trl_ok.py', ['def accuracy(prompts, completions, solution, **kwargs):', '    return [None if not c[0]["content"] else float(c[0]["content"] == s) for c, s in zip(completions, solution)]']);
     assert.deepEqual(await check(spec(ok, 'trl', 'accuracy'), trlRows), []);
+    // TRL's usual input is a folder (--dataset_name): its train file's rows are tried.
+    mkdirSync(join(ws, 'data/trl-folder'));
+    writeFileSync(join(ws, 'data/trl-folder/train.jsonl'), JSON.stringify({ prompt: [{ role: 'user', content: `Case ${SECRET}` }] }) + '\n');
+    const folder = await check(spec(ok, 'trl', 'accuracy'), join(ws, 'data/trl-folder'));
+    assert.equal(folder.length, 1, JSON.stringify(folder));
+    assert.match(folder[0]!.message, /solution/, 'the folder\'s rows were tried: the function needs a column they lack');
     const dicts = await check(spec(fn('trl_dict.py', ['def accuracy(prompts, completions, **kwargs):', '    return [{"score": 1.0} for _ in completions]']), 'trl', 'accuracy'), trlRows);
     assert.match(dicts[0]!.message, /returned a dict: TRL puts every reward function's values into a float tensor/);
     const scalar = await check(spec(fn('trl_scalar.py', ['def accuracy(prompts, completions, **kwargs):', '    return 1.0']), 'trl', 'accuracy'), trlRows);
