@@ -3,6 +3,7 @@ import { shellQuote } from '../remote/shell-quote';
 import type { Problem } from '../errors/located-error';
 import type { RunSpec } from './run-spec';
 import type { RunRecord } from './run-record';
+import { trainerFor } from './trainers';
 
 /** A file the run needs on the host, with the spec field that names it. */
 export interface NeededFile {
@@ -17,8 +18,6 @@ export interface HostCheckInputs {
   workdir: string;
   setup: string[];
   files: NeededFile[];
-  /** The trainer's Python distribution: its installed version picks the launch flags. */
-  distribution: string;
 }
 
 /** What the checks found: the problems, and the trainer's version on the host when it is installed. */
@@ -37,10 +36,10 @@ export function hostCheckScript(inp: HostCheckInputs): string {
   const gpus = spec.resources?.gpusPerNode ?? 1;
   // On Slurm and Ray the GPUs are on other nodes: only a detached process on this host needs them here.
   if (inp.scheduler === 'ssh' && gpus > 0) lines.push(`echo "${MARK} G $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')"`);
-  if (spec.framework === 'verl') lines.push(`python3 -c 'import verl' >/dev/null 2>&1 || echo '${MARK} F verl (python3 -c "import verl")'`);
-  else if (spec.entry) lines.push(`command -v accelerate >/dev/null 2>&1 || echo '${MARK} F accelerate (the accelerate command)'`);
-  else lines.push(`command -v trl >/dev/null 2>&1 || echo '${MARK} F trl (the trl command)'`);
-  lines.push(`echo "${MARK} V $(python3 -c 'import sys; from importlib import metadata; print(metadata.version(sys.argv[1]))' ${shellQuote(inp.distribution)} 2>/dev/null)"`);
+  const trainer = trainerFor(spec.framework);
+  const installed = trainer.installCheck(spec);
+  lines.push(`${installed.test} >/dev/null 2>&1 || echo ${shellQuote(`${MARK} F ${installed.what}`)}`);
+  lines.push(`echo "${MARK} V $(python3 -c 'import sys; from importlib import metadata; print(metadata.version(sys.argv[1]))' ${shellQuote(trainer.distribution)} 2>/dev/null)"`);
   if (inp.scheduler === 'slurm') lines.push(`command -v sbatch >/dev/null 2>&1 || echo '${MARK} S sbatch'`);
   if (inp.scheduler === 'ray') lines.push(`command -v ray >/dev/null 2>&1 || echo '${MARK} S ray'`);
   return lines.join('\n');

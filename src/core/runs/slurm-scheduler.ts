@@ -4,6 +4,7 @@ import { shellQuote } from '../remote/shell-quote';
 import { exportLines, pythonPathLines, renderJobScript, secretsFromStdin } from './launch-script';
 import { RUN_FILES } from './run-record';
 import { expectOutput, type ReadyRun, type Scheduler } from './scheduler';
+import { trainerFor } from './trainers';
 
 /** node-env.sh: runs its arguments after the run's setup and variables (what launch.sh has): Ray's processes on each node. */
 export const NODE_ENV_SCRIPT = 'node-env.sh';
@@ -24,8 +25,7 @@ const RAY_PORT = 6379;
  */
 export function multiNodeMode(spec: ReadyRun['spec']): 'ray' | 'accelerate' | 'torchrun' | undefined {
   if ((spec.resources?.nodes ?? 1) < 2) return undefined;
-  if (spec.framework === 'trl') return 'accelerate';
-  return spec.algorithm === 'sft' ? 'torchrun' : 'ray';
+  return trainerFor(spec.framework).multiNode(spec);
 }
 
 /** The head node's name and IPv4 address (what `hostname --ip-address` says on it, as in verl's example), exported for every step. */

@@ -117,7 +117,7 @@ function neededFiles(spec: RunSpec, dirs: HostDirs): NeededFile[] {
 export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: PreparedRun; problems: Problem[] }> {
   const trainer = trainerFor(req.spec.framework);
   const first = await prepareRun(req, id);
-  const checked = await checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: first.scheduler.name, workdir: first.workdir, setup: first.setup, files: first.neededFiles, distribution: trainer.distribution });
+  const checked = await checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: first.scheduler.name, workdir: first.workdir, setup: first.setup, files: first.neededFiles });
   const run = checked.version ? await prepareRun(req, first.id, checked.version) : first;
   const runEnv = req.runEnv ?? NO_RUN_ENV;
   const reward = !run.reward ? [] : await checkRewardContract({

@@ -41,4 +41,8 @@ export interface Trainer {
   problems(spec: RunSpec, specFile: string): Problem[];
   /** The spec overrides that make a new run resume from a checkpoint folder of this trainer. */
   resumeOverrides(checkpointPath: string): Record<string, OverrideValue>;
+  /** A shell test that the trainer is installed after the setup lines, and its words for the user. */
+  installCheck(spec: RunSpec): { test: string; what: string };
+  /** How a run of several nodes starts: the driver on a Ray cluster, or the launcher once per node with its machine flags. */
+  multiNode(spec: RunSpec): 'ray' | 'accelerate' | 'torchrun';
 }

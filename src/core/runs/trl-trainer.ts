@@ -227,5 +227,8 @@ export const trlTrainer: Trainer = {
   problems: trlProblems,
   // A TrainingArguments field; python/trl_resume.py makes the trl scripts pass it to trainer.train().
   resumeOverrides: (checkpointPath) => ({ resume_from_checkpoint: checkpointPath }),
+  installCheck: (spec) => (spec.entry ? { test: 'command -v accelerate', what: 'accelerate (the accelerate command)' } : { test: 'command -v trl', what: 'trl (the trl command)' }),
+  // `trl SUB` and `accelerate launch` take accelerate's machine flags once per node.
+  multiNode: () => 'accelerate',
 };
 

@@ -281,4 +281,7 @@ export const verlTrainer: Trainer = {
   problems: verlProblems,
   // verl's trainer reads both (trainer.resume_mode=resume_path, trainer.resume_from_path=<global_step_N>).
   resumeOverrides: (checkpointPath) => ({ 'trainer.resume_mode': 'resume_path', 'trainer.resume_from_path': checkpointPath }),
+  installCheck: () => ({ test: "python3 -c 'import verl'", what: 'verl (python3 -c "import verl")' }),
+  // PPO/GRPO drive a Ray cluster (verl's examples/slurm/ray_on_slurm.slurm); SFT is torchrun --nnodes.
+  multiNode: (spec) => (spec.algorithm === 'sft' ? 'torchrun' : 'ray'),
 };
