@@ -127,7 +127,8 @@ export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: P
     workdir: run.workdir, setup: run.setup,
     env: { ...req.hostConfig.env, ...req.spec.env, ...runEnv.vars }, secrets: runEnv.secrets,
   });
-  return { run, problems: [...trainer.problems(req.spec, req.specFile), ...(req.runEnv?.problems ?? []), ...checked.problems, ...reward] };
+  const versioned = checked.version ? trainer.versionProblems(checked.version, req.specFile) : [];
+  return { run, problems: [...trainer.problems(req.spec, req.specFile), ...versioned, ...(req.runEnv?.problems ?? []), ...checked.problems, ...reward] };
 }
 
 /** Writes run.json through a temporary file and a rename, so a listing never reads half of it. */

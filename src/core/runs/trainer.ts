@@ -39,10 +39,28 @@ export interface Trainer {
   command(inp: LaunchInputs): TrainerCommand;
   /** What the real trainer would refuse in this spec, found from the spec alone, before anything reaches a host. */
   problems(spec: RunSpec, specFile: string): Problem[];
+  /** What the version found on the host means for the launch line (a version older than the one its flags were checked on). */
+  versionProblems(version: string, specFile: string): Problem[];
   /** The spec overrides that make a new run resume from a checkpoint folder of this trainer. */
   resumeOverrides(checkpointPath: string): Record<string, OverrideValue>;
   /** A shell test that the trainer is installed after the setup lines, and its words for the user. */
   installCheck(spec: RunSpec): { test: string; what: string };
   /** How a run of several nodes starts: the driver on a Ray cluster, or the launcher once per node with its machine flags. */
   multiNode(spec: RunSpec): 'ray' | 'accelerate' | 'torchrun';
+}
+
+/**
+ * PEP 440 release order, enough for verl's versions ("0.5.0", "0.6.0.dev0", "0.7.0rc1", "0.4.1.post1"): true when
+ * `version` is at or above `min`. A pre-release or dev build of `min` itself is below it (it may predate the feature).
+ */
+export function versionAtLeast(version: string, min: readonly number[]): boolean {
+  const m = /^v?(\d+(?:\.\d+)*)(.*)$/.exec(version.trim());
+  if (!m) return false;
+  const release = m[1]!.split('.').map(Number);
+  for (let i = 0; i < Math.max(release.length, min.length); i++) {
+    const a = release[i] ?? 0;
+    const b = min[i] ?? 0;
+    if (a !== b) return a > b;
+  }
+  return !/^[.-]?(a|b|c|rc|alpha|beta|pre|preview|dev)/i.test(m[2] ?? '');
 }

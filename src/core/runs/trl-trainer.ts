@@ -5,7 +5,10 @@ import { asList, hostPath, modelPath } from './host-paths';
 import { packageRoot } from '../package-root';
 import type { Problem } from '../errors/located-error';
 import type { RunSpec } from './run-spec';
-import type { LaunchInputs, OverrideValue, Trainer, TrainerCommand } from './trainer';
+import { versionAtLeast, type LaunchInputs, type OverrideValue, type Trainer, type TrainerCommand } from './trainer';
+
+/** The TRL release every flag here was checked against (its sources, and real runs on an H100: README, Verified on a GPU). */
+const TRL_CHECKED = [1, 10];
 
 /** Files a TRL run gets in its run folder besides the common ones. */
 export const TRL_FILES = {
@@ -227,6 +230,11 @@ export const trlTrainer: Trainer = {
   problems: trlProblems,
   // A TrainingArguments field; python/trl_resume.py makes the trl scripts pass it to trainer.train().
   resumeOverrides: (checkpointPath) => ({ resume_from_checkpoint: checkpointPath }),
+  versionProblems: (version, specFile) =>
+    // The release is what counts: 1.10.0.dev0 is the build these flags ran on.
+    versionAtLeast(/^v?\d+(?:\.\d+)*/.exec(version)?.[0] ?? version, TRL_CHECKED)
+      ? []
+      : [{ file: specFile, field: 'framework', severity: 'warning', message: `the host has TRL ${version}; MedRL's TRL flags were checked against TRL ${TRL_CHECKED.join('.')} (and run on a GPU with it): an older TRL may refuse some of them (see launch.sh)` }],
   installCheck: (spec) => (spec.entry ? { test: 'command -v accelerate', what: 'accelerate (the accelerate command)' } : { test: 'command -v trl', what: 'trl (the trl command)' }),
   // `trl SUB` and `accelerate launch` take accelerate's machine flags once per node.
   multiNode: () => 'accelerate',

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { RUN_FILES } from './run-record';
 import { asList, hostPath, modelPath } from './host-paths';
-import type { LaunchInputs, OverrideValue, Trainer, TrainerCommand } from './trainer';
+import { versionAtLeast, type LaunchInputs, type OverrideValue, type Trainer, type TrainerCommand } from './trainer';
 import type { RunSpec } from './run-spec';
 import type { Problem } from '../errors/located-error';
 
@@ -19,22 +19,6 @@ export function hydraString(s: string): string {
 
 function files(list: string[]): string {
   return list.length === 1 ? hydraString(list[0]!) : `[${list.map(hydraString).join(',')}]`;
-}
-
-/**
- * PEP 440 release order, enough for verl's versions ("0.5.0", "0.6.0.dev0", "0.7.0rc1", "0.4.1.post1"): true when
- * `version` is at or above `min`. A pre-release or dev build of `min` itself is below it (it may predate the feature).
- */
-export function versionAtLeast(version: string, min: readonly number[]): boolean {
-  const m = /^v?(\d+(?:\.\d+)*)(.*)$/.exec(version.trim());
-  if (!m) return false;
-  const release = m[1]!.split('.').map(Number);
-  for (let i = 0; i < Math.max(release.length, min.length); i++) {
-    const a = release[i] ?? 0;
-    const b = min[i] ?? 0;
-    if (a !== b) return a > b;
-  }
-  return !/^[.-]?(a|b|c|rc|alpha|beta|pre|preview|dev)/i.test(m[2] ?? '');
 }
 
 /** verl's `file` logger backend (metrics.jsonl) exists from 0.6.0 (verl/utils/tracking.py FileLogger, added 2025-09-06). */
@@ -281,6 +265,8 @@ export const verlTrainer: Trainer = {
   problems: verlProblems,
   // verl's trainer reads both (trainer.resume_mode=resume_path, trainer.resume_from_path=<global_step_N>).
   resumeOverrides: (checkpointPath) => ({ 'trainer.resume_mode': 'resume_path', 'trainer.resume_from_path': checkpointPath }),
+  // Flags that differ between verl versions are picked by version (the file logger); the rest hold from 0.4 to main.
+  versionProblems: () => [],
   installCheck: () => ({ test: "python3 -c 'import verl'", what: 'verl (python3 -c "import verl")' }),
   // PPO/GRPO drive a Ray cluster (verl's examples/slurm/ray_on_slurm.slurm); SFT is torchrun --nnodes.
   multiNode: (spec) => (spec.algorithm === 'sft' ? 'torchrun' : 'ray'),

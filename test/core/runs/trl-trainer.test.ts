@@ -124,4 +124,11 @@ describe('what real TRL would refuse, found from the spec', () => {
     assert.match(problems({ algorithm: 'sft', data: { train: 'd.jsonl' }, entry: { script: 't.py' }, overrides: { accelerate_config: 'zero3' } })[0]!, /^error overrides\.accelerate_config: .*set entry\.accelerateConfig/);
     assert.match(problems({ algorithm: 'sft', data: { train: 'd.jsonl' }, entry: { script: 't.py' }, overrides: { resume_from_checkpoint: '/r/checkpoint-5' } })[0]!, /^warning overrides\.resume_from_checkpoint: .*trainer\.train\(resume_from_checkpoint=/);
   });
+  it('a TRL older than the one its flags were checked on is a warning before submit; 1.10 builds are not', () => {
+    assert.deepEqual(trlTrainer.versionProblems('1.10.0.dev0', 'spec.yaml'), []);
+    assert.deepEqual(trlTrainer.versionProblems('1.11.2', 'spec.yaml'), []);
+    const old = trlTrainer.versionProblems('0.19.1', 'spec.yaml');
+    assert.deepEqual(old.map((p) => [p.field, p.severity]), [['framework', 'warning']]);
+    assert.match(old[0]!.message, /TRL 0\.19\.1.*checked against TRL 1\.10/);
+  });
 });

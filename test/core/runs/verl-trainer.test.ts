@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
 import type { RunSpec } from '../../../src/core/runs/run-spec';
-import { verlTrainer, versionAtLeast } from '../../../src/core/runs/verl-trainer';
+import { verlTrainer } from '../../../src/core/runs/verl-trainer';
+import { versionAtLeast } from '../../../src/core/runs/trainer';
 
 const ROOT = join(__dirname, '../../..');
 const STANDINS = join(ROOT, 'standins');
