@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonMetricSchema } from '../core/metrics/metric-value';
 
 /** Messages between the run dashboard webview and the extension host (zod on both sides). */
 
@@ -12,9 +13,6 @@ export const dashboardRun = z.object({
 });
 export type DashboardRun = z.infer<typeof dashboardRun>;
 
-/** A logged value (core/metrics/metric-value JsonMetric): NaN and infinities as strings, since JSON has no such numbers. */
-const metricValue = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]);
-
 /**
  * Steps added or changed since the last message for a run (MetricSeries.takeChanges): sent incrementally, never the whole
  * series again. `null` where a step did not log the metric.
@@ -22,7 +20,7 @@ const metricValue = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']
 export const seriesChanges = z.object({
   steps: z.array(z.number()),
   observedAt: z.array(z.number().nullable()),
-  metrics: z.record(z.string(), z.array(metricValue.nullable())),
+  metrics: z.record(z.string(), z.array(jsonMetricSchema.nullable())),
 });
 
 export const toDashboard = z.discriminatedUnion('type', [

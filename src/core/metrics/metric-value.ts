@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * A logged metric value as verl and TRL print it: a Python number (`0.5`, `1e-06`, `nan`, `inf`), a NumPy 2 repr
  * (`np.float64(0.71)`, `np.int64(3)`), a transformers 5 string (`'0.5625'`, quotes already removed), or `True`/`False`.
@@ -33,7 +35,8 @@ export function parseMetricValue(raw: string): number | undefined {
  * A metric value as JSON carries it: JSON has no NaN or infinity, so those travel as the strings "NaN", "Infinity" and
  * "-Infinity" (Python's own spellings). One encoding for `medrl metrics --json`, the dashboard messages and CSV export.
  */
-export type JsonMetric = number | 'NaN' | 'Infinity' | '-Infinity';
+export const jsonMetricSchema = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]);
+export type JsonMetric = z.infer<typeof jsonMetricSchema>;
 
 export function toJsonMetric(v: number): JsonMetric {
   if (Number.isFinite(v)) return v;

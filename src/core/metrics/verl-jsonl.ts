@@ -1,4 +1,5 @@
 import type { ParsedStepLine } from './verl-console';
+import { errorMessage } from '../errors/located-error';
 
 /** Python's json.dumps writes NaN/Infinity bare; JSON.parse refuses them, so they are quoted first (only on retry). */
 const PY_SPECIALS = /(?<=[:,\[]\s*)(NaN|-?Infinity)(?=\s*[,}\]])/g;
@@ -31,7 +32,7 @@ export function parseVerlJsonlLine(line: string): ParsedStepLine | undefined {
   try {
     obj = parsePythonJson(s);
   } catch (err) {
-    throw new Error(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    throw new Error(`not valid JSON (${errorMessage(err)})`);
   }
   if (typeof obj !== 'object' || obj === null) return undefined;
   const { step, data } = obj as { step?: unknown; data?: unknown };

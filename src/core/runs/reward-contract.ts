@@ -100,7 +100,7 @@ export async function checkRewardContract(inp: ContractInputs): Promise<Problem[
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(), Math.max(0, budget - (Date.now() - started)));
   try {
-    const loading = worker.start().then((info) => ({ info }), (err: unknown) => ({ failed: err instanceof Error ? err.message : String(err) }));
+    const loading = worker.start().then((info) => ({ info }), (err: unknown) => ({ failed: errorMessage(err) }));
     const late = new Promise<undefined>((done) => stop.signal.addEventListener('abort', () => done(undefined), { once: true }));
     const loaded = await Promise.race([loading, late]);
     if (!loaded) return [...problems, ...skipped(`the worker did not load it within ${budget / 1000} s`, 'reward.path')];

@@ -45,9 +45,22 @@ export interface PreparedRun {
   reward?: RewardUpload;
 }
 
+/** What a run is prepared with beyond its request: an id, the trainer version on the host, a reward upload already read. */
+export interface PrepareOptions {
+  id?: string;
+  version?: string;
+  reward?: RewardUpload;
+}
+
+/** The variables launch.sh gets from outside the trainer: medrl.yaml's host env, then the spec's, then the run's services. */
+function runVars(req: SubmitRequest): Record<string, string> {
+  return { ...req.hostConfig.env, ...req.spec.env, ...(req.runEnv ?? NO_RUN_ENV).vars };
+}
+
 /** Builds the run (id, folder, launch.sh) without touching the host beyond resolving `~`: what --dry-run shows. */
-export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.spec.name, req.now), version?: string): Promise<PreparedRun> {
+export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}): Promise<PreparedRun> {
   const { spec, host, hostConfig } = req;
+  const { id = makeRunId(spec.name, req.now), version } = opts;
   const home = await host.resolvePath('~');
   const workdirSpec = spec.workdir ?? hostConfig.workdir ?? (host.kind === 'local' ? req.workspaceRoot : '~');
   const dirs: HostDirs = { home, workdir: hostPath(workdirSpec, { home, workdir: home }) };
@@ -58,7 +71,7 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
   let reward: RewardUpload | undefined;
   if (spec.reward && 'path' in spec.reward) {
     // The reward file and the Python files beside it that it imports, layout kept (verl and TRL import them from there).
-    reward = await rewardUpload(req.workspaceRoot, spec.reward.path, req.specFile);
+    reward = opts.reward ?? (await rewardUpload(req.workspaceRoot, spec.reward.path, req.specFile));
     for (const [name, text] of Object.entries(reward.files)) files[`${RUN_FILES.reward}/${name}`] = text;
     rewardFile = posix.join(dir, RUN_FILES.reward, reward.main);
   }
@@ -66,7 +79,6 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
   const command = trainerFor(spec.framework).command(inputs);
   Object.assign(files, command.files); // what the trainer's command reads (TRL: its --config, the resume wrapper)
   const setup = [...hostConfig.setup, ...(spec.setup ?? [])];
-  const runEnv = req.runEnv ?? NO_RUN_ENV;
   const scheduler = schedulerFor(spec.scheduler ?? hostConfig.scheduler);
   const launch = {
     id,
@@ -74,7 +86,7 @@ export async function prepareRun(req: SubmitRequest, id: string = makeRunId(req.
     dir,
     workdir: dirs.workdir,
     setup,
-    env: { ...hostConfig.env, ...spec.env, ...runEnv.vars },
+    env: runVars(req),
     command,
     summary: `${spec.framework} ${spec.algorithm} on ${host.name} (${scheduler.name})`,
   };
@@ -116,16 +128,16 @@ function neededFiles(spec: RunSpec, dirs: HostDirs): NeededFile[] {
  */
 export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: PreparedRun; problems: Problem[] }> {
   const trainer = trainerFor(req.spec.framework);
-  const first = await prepareRun(req, id);
+  const first = await prepareRun(req, { id });
   const checked = await checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: first.scheduler.name, workdir: first.workdir, setup: first.setup, files: first.neededFiles });
-  const run = checked.version ? await prepareRun(req, first.id, checked.version) : first;
-  const runEnv = req.runEnv ?? NO_RUN_ENV;
+  // Built again for the version found, from the same id and the reward files already read.
+  const run = checked.version ? await prepareRun(req, { id: first.id, version: checked.version, reward: first.reward }) : first;
   const reward = !run.reward ? [] : await checkRewardContract({
     host: req.host, spec: req.spec, specFile: req.specFile, upload: run.reward,
     // It needs the data, the working folder and the setup lines: when the host checks refused one, they said why.
     dataPath: checked.problems.some((p) => p.severity === 'error' && ['data.train', 'workdir', 'setup'].includes(p.field ?? '')) ? undefined : run.neededFiles.find((f) => f.field === 'data.train')?.path,
     workdir: run.workdir, setup: run.setup,
-    env: { ...req.hostConfig.env, ...req.spec.env, ...runEnv.vars }, secrets: runEnv.secrets,
+    env: runVars(req), secrets: (req.runEnv ?? NO_RUN_ENV).secrets,
   });
   const versioned = checked.version ? trainer.versionProblems(checked.version, req.specFile) : [];
   return { run, problems: [...trainer.problems(req.spec, req.specFile), ...versioned, ...(req.runEnv?.problems ?? []), ...checked.problems, ...reward] };
@@ -178,9 +190,8 @@ export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun;
   let run = planned.run;
   const problems = planned.problems;
   if (problems.some((p) => p.severity === 'error')) throw new LocatedError(`${run.record.name} was not submitted: ${req.host.name} is not ready`, problems);
-  const version = run.record.trainerVersion;
   for (let attempt = 0; !(await createRunFolder(req.host, run.dir, attempt >= 4)); attempt++) {
-    run = await prepareRun(req, undefined, version); // the folder exists already: a new random suffix
+    run = await prepareRun(req, { version: run.record.trainerVersion, reward: run.reward }); // the folder exists already: a new random suffix
   }
   const record = await startRunFolder(req.host, run, secrets);
   return { run, record };

@@ -69,8 +69,13 @@ function reporting(inp: LaunchInputs): { argv: string[]; env: Record<string, str
   return { argv: ['--report_to', 'wandb', '--run_name', inp.id], env: { WANDB_PROJECT: w.project, ...(w.entity ? { WANDB_ENTITY: w.entity } : {}) } };
 }
 
-function rewardModule(rewardFile: string, fn: string): string {
-  return `${posix.basename(rewardFile, '.py')}.${fn}`;
+/**
+ * A reward function as `module.function`, importable once the uploaded file's folder is first on PYTHONPATH (how
+ * `--reward_funcs` and MEDRL_REWARD_FUNCTION are loaded: trl/scripts/grpo.py, TRL 1.10).
+ */
+function rewardFunction(inp: LaunchInputs, fn: string): { name: string; pythonPath: string } {
+  if (!inp.rewardFile) throw new Error('internal: the reward file was not uploaded before the command was built');
+  return { name: `${posix.basename(inp.rewardFile, '.py')}.${fn}`, pythonPath: posix.dirname(inp.rewardFile) };
 }
 
 /**
@@ -88,9 +93,9 @@ function entryCommand(inp: LaunchInputs, entry: NonNullable<RunSpec['entry']>, p
   };
   let pythonPath: string | undefined;
   if (spec.reward && 'path' in spec.reward) {
-    if (!inp.rewardFile) throw new Error('internal: the reward file was not uploaded before the command was built');
-    pythonPath = posix.dirname(inp.rewardFile);
-    env.MEDRL_REWARD_FUNCTION = rewardModule(inp.rewardFile, spec.reward.function);
+    const fn = rewardFunction(inp, spec.reward.function);
+    pythonPath = fn.pythonPath;
+    env.MEDRL_REWARD_FUNCTION = fn.name;
   } else if (spec.reward) {
     env.MEDRL_REWARD_MODEL = modelPath(spec.reward.model, dirs);
   }
@@ -123,10 +128,9 @@ function buildTrlCommand(inp: LaunchInputs): TrainerCommand {
   const words = ['--model_name_or_path', modelPath(spec.model, dirs), ...data.argv, '--output_dir', output];
   const reward = spec.algorithm === 'grpo' ? spec.reward : undefined;
   if (reward && 'path' in reward) {
-    if (!inp.rewardFile) throw new Error('internal: the reward file was not uploaded before the command was built');
-    // `--reward_funcs module.func` is imported from the Python path (trl/scripts/grpo.py): the uploaded file's folder goes first on it.
-    pythonPath = posix.dirname(inp.rewardFile);
-    words.push('--reward_funcs', rewardModule(inp.rewardFile, reward.function));
+    const fn = rewardFunction(inp, reward.function);
+    pythonPath = fn.pythonPath;
+    words.push('--reward_funcs', fn.name);
   } else if (reward) {
     // GRPOScriptArguments.reward_model_name_or_path (trl/scripts/grpo.py, TRL 1.10): loaded with num_labels=1, scored as logits[:, 0].
     words.push('--reward_model_name_or_path', modelPath(reward.model, dirs));
