@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import { CodeServer, ROOT, focusPane, openMedrlContainer, pane, screenshot } from './harness/code-server';
+import { CodeServer, ROOT, focusPane, openMedrlContainer, pane, runContextMenuItem, screenshot } from './harness/code-server';
 import { playgroundFrame } from './harness/playground-frame';
 
 const cli = (args: string[], cwd: string) => execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { cwd, encoding: 'utf8' });
@@ -60,15 +60,7 @@ describe('back-test in real VS Code (code-server + Chromium): a new reward funct
     const row = runs.locator('.monaco-list-row', { hasText: 'demo-pubmedqa-grpo' }).first();
     await row.waitFor({ timeout: 30_000 });
     await runs.locator('.monaco-list-row', { hasText: 'succeeded' }).first().waitFor({ timeout: 30_000 });
-    const item = page.getByRole('menuitem', { name: "Back-test a Reward Function on a Run's Rollouts" }).first();
-    for (let attempt = 0; ; attempt++) {
-      await row.click({ button: 'right' });
-      if (await item.waitFor({ timeout: 5000 }).then(() => true, () => false)) break;
-      if (attempt === 3) throw new Error('the run has no Back-test item in its context menu');
-      await page.keyboard.press('Escape');
-    }
-    await item.hover();
-    await page.keyboard.press('Enter');
+    await runContextMenuItem(page, row, "Back-test a Reward Function on a Run's Rollouts");
 
     const frame = await playgroundFrame(page);
     await frame.locator('#status', { hasText: `${dumped.length} samples from local:${runDir}/rollouts (${rollouts.length} steps)` }).waitFor({ timeout: 30_000 });

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { CodeServer, openMedrlContainer, screenshot } from './harness/code-server';
+import { CodeServer, openContextMenu, openMedrlContainer, screenshot } from './harness/code-server';
 import { writeStandInRun } from '../fixtures/stand-in-checkpoints';
 
 function pane(page: Page, title: string) {
@@ -53,9 +53,9 @@ describe('checkpoints and services in real VS Code (code-server + Chromium)', ()
     await screenshot(page, 'checkpoints-tree');
 
     // The context menu lists what a servable checkpoint offers; Serve is also the row's inline action.
-    await latest.click({ button: 'right' });
-    for (const action of ['Serve Checkpoint', 'Resume Training from Checkpoint', 'Download to Workspace', 'Delete Checkpoint']) {
-      await page.locator('.context-view .action-label', { hasText: action }).waitFor();
+    await openContextMenu(page, latest, 'Serve Checkpoint');
+    for (const action of ['Resume Training from Checkpoint', 'Download to Workspace', 'Delete Checkpoint']) {
+      await page.getByRole('menuitem', { name: action }).first().waitFor();
     }
     await page.keyboard.press('Escape');
     await latest.hover();

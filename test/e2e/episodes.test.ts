@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
-import { ROOT, freePort, screenshot, codeServerForSuite } from './harness/code-server';
+import { ROOT, freePort, runContextMenuItem, screenshot, codeServerForSuite } from './harness/code-server';
 
 /** The replay webview: code-server puts each webview in an iframe with the page in an inner #active-frame. */
 function replayFrame(page: Page): FrameLocator {
@@ -16,18 +16,8 @@ function replayFrame(page: Page): FrameLocator {
 async function openFromExplorer(page: Page, name: string): Promise<FrameLocator> {
   const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
   await row.waitFor({ timeout: 30_000 });
-  const item = page.locator('.monaco-menu .action-label', { hasText: 'Open Episode Replay' }).first();
-  // The explorer may still be settling right after the workbench loads: open the menu again if it did not appear.
-  for (let attempt = 0; ; attempt++) {
-    await row.click({ button: 'right' });
-    const shown = await item.waitFor({ timeout: 5000 }).then(() => true, () => false);
-    if (shown) break;
-    if (attempt === 3) throw new Error('the explorer context menu has no Open Episode Replay');
-    await page.keyboard.press('Escape');
-  }
-  // Hovering focuses the item in VS Code's menu; Enter runs it (a click right after the menu opens can be lost).
-  await item.hover();
-  await page.keyboard.press('Enter');
+  // The explorer may still be settling right after the workbench loads: the helper opens the menu again if it closes.
+  await runContextMenuItem(page, row, 'Open Episode Replay');
   const frame = replayFrame(page);
   await frame.locator('.vlist-row[data-index]').first().waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
     await screenshot(page, 'episodes-failed-to-open');

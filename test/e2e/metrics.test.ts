@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { FrameLocator, Page } from 'playwright-core';
-import { ROOT, openMedrlContainer, runCommand, screenshot, codeServerForSuite } from './harness/code-server';
+import { ROOT, openMedrlContainer, runCommand, runContextMenuItem, screenshot, codeServerForSuite } from './harness/code-server';
 
 /** Training steps of the watched run. */
 const STEPS = 12;
@@ -194,9 +194,7 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     assert.equal(logSteps(b.dir).train.size, 4);
     await row(a.id).click();
     await row(b.id).click({ modifiers: ['Control'] });
-    await row(b.id).click({ button: 'right' });
-    await page.getByRole('menuitem', { name: 'Compare Runs' }).first().hover();
-    await page.keyboard.press('Enter');
+    await runContextMenuItem(page, row(b.id), 'Compare Runs');
     const compare = page.frameLocator('iframe.webview.ready >> nth=-1').frameLocator('#active-frame');
     await compare.locator('.run[data-run-id="r1"]').waitFor({ timeout: 30_000 });
     await waitForPoints(compare, 'reward', STEPS + 4);

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync, readdirSync, statSyn
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { after, before } from 'node:test';
 import { startSshd, type SshdFixture } from '../../integration/fixtures/sshd';
 
@@ -178,6 +178,30 @@ export async function runCommand(page: Page, title: string): Promise<void> {
       await page.keyboard.press('Escape');
     }
   }
+  await page.keyboard.press('Enter');
+}
+
+/**
+ * Right-clicks a row and waits for its context menu to show an item, as a user does. A view that re-renders right then
+ * (a refresh, the explorer settling) closes the menu: open it again, up to four times.
+ */
+export async function openContextMenu(page: Page, row: Locator, item: string): Promise<Locator> {
+  const entry = page.getByRole('menuitem', { name: item }).first();
+  for (let attempt = 1; ; attempt++) {
+    await row.click({ button: 'right' });
+    if (await entry.waitFor({ timeout: 5000 }).then(() => true, () => false)) return entry;
+    if (attempt === 4) {
+      await screenshot(page, `context-menu-missing-${item.replace(/[^A-Za-z0-9]+/g, '-')}`);
+      throw new Error(`the context menu has no "${item}"`);
+    }
+    await page.keyboard.press('Escape');
+  }
+}
+
+/** Runs an item of a row's context menu: hovering focuses it in VS Code's menu and Enter runs it (a click right after the menu opens can be lost). */
+export async function runContextMenuItem(page: Page, row: Locator, item: string): Promise<void> {
+  const entry = await openContextMenu(page, row, item);
+  await entry.hover();
   await page.keyboard.press('Enter');
 }
 
