@@ -33,10 +33,7 @@ function launchScript(req: Pick<JobRequest, 'kind' | 'name' | 'script'>): string
 export async function launchJob(host: Host, req: JobRequest): Promise<RunRecord> {
   const runsDir = await host.resolvePath(req.runsDir);
   const secrets = secretsInput(req.secrets ?? {});
-  let id = makeRunId(req.name);
-  for (let attempt = 0; !(await createRunFolder(host, posix.join(runsDir, id), attempt >= 4)); attempt++) id = makeRunId(req.name);
-  const dir = posix.join(runsDir, id);
-  const record: RunRecord = {
+  const recordFor = (id: string): RunRecord => ({
     id,
     name: req.name,
     kind: req.kind,
@@ -45,9 +42,12 @@ export async function launchJob(host: Host, req: JobRequest): Promise<RunRecord>
     host: host.name,
     scheduler: sshScheduler.name,
     created: new Date().toISOString(),
-    dir,
+    dir: posix.join(runsDir, id),
     ...(req.service ? { service: req.service } : {}),
-  };
+  });
+  let record = recordFor(makeRunId(req.name));
+  for (let attempt = 0; !(await createRunFolder(host, record, attempt >= 4)); attempt++) record = recordFor(makeRunId(req.name));
+  const { id, dir } = record;
   const files = { [RUN_FILES.launch]: launchScript(req), 'job.sh': renderJobScript(dir) };
   return startRunFolder(host, { id, dir, files, record, scheduler: sshScheduler }, secrets);
 }
@@ -55,7 +55,7 @@ export async function launchJob(host: Host, req: JobRequest): Promise<RunRecord>
 /** Starts a stopped job again in its run folder (a service's restart): same launch.sh, new pid, fresh end markers. */
 export async function relaunchJob(host: Host, record: RunRecord, secrets: Record<string, string> = {}): Promise<RunRecord> {
   const d = (f: string) => shellQuote(posix.join(record.dir, f));
-  await execChecked(host, `rm -f ${d(RUN_FILES.exitCode)} ${d(RUN_FILES.ended)} ${d(RUN_FILES.cancelled)}`);
+  await execChecked(host, `rm -f ${d(RUN_FILES.exitCode)} ${d(RUN_FILES.ended)} ${d(RUN_FILES.cancelled)} ${d(RUN_FILES.started)}`);
   const started = await sshScheduler.start(host, record, secretsInput(secrets));
   const next: RunRecord = { ...record, ...started };
   await writeRecord(host, next);

@@ -98,17 +98,24 @@ function commandLines(argv: string[]): string[] {
 }
 
 /**
- * job.sh: what every scheduler starts. It runs launch.sh with stdout+stderr in output.log and writes exit_code
- * (atomically) when it ends, so a finished run is known from its folder alone. `run` replaces the line that runs
- * launch.sh (a multi-node Slurm job starts it on every node; node 0 writes output.log).
+ * job.sh: what every scheduler starts. It first makes everything it writes private (umask 077: checkpoints, rollout
+ * dumps, logs) and records its own pid, process group and Slurm job id in `started` (atomically), so a job whose submit
+ * died after starting it is still listed and cancellable; a run cancelled before that point does not start. It runs
+ * launch.sh with stdout+stderr in output.log and writes exit_code (atomically) when it ends, so a finished run is known
+ * from its folder alone. `run` replaces the line that runs launch.sh (a multi-node Slurm job starts it on every node;
+ * node 0 writes output.log).
  */
 export function renderJobScript(dir: string, run?: string): string {
   const q = (f: string) => shellQuote(posix.join(dir, f));
   return [
     '#!/usr/bin/env bash',
     '# MedRL Studio job wrapper: output.log gets the job\'s output, exit_code its exit status when it ends.',
-    run ?? `bash ${q(RUN_FILES.launch)} > ${q(RUN_FILES.log)} 2>&1 < /dev/null`,
-    'code=$?',
+    'umask 077',
+    `printf '%s %s %s\\n' "$$" "$(ps -o pgid= -p $$ | tr -d ' ')" "\${SLURM_JOB_ID:-}" > ${q(`${RUN_FILES.started}.tmp`)} && mv ${q(`${RUN_FILES.started}.tmp`)} ${q(RUN_FILES.started)}`,
+    `if [ -e ${q(RUN_FILES.cancelled)} ]; then echo 'medrl: cancelled before it started' > ${q(RUN_FILES.log)}; code=130; else`,
+    `  ${run ?? `bash ${q(RUN_FILES.launch)} > ${q(RUN_FILES.log)} 2>&1 < /dev/null`}`,
+    '  code=$?',
+    'fi',
     `date -u +%Y-%m-%dT%H:%M:%SZ > ${q(RUN_FILES.ended)}`,
     `echo "$code" > ${q(`${RUN_FILES.exitCode}.tmp`)} && mv ${q(`${RUN_FILES.exitCode}.tmp`)} ${q(RUN_FILES.exitCode)}`,
     'exit "$code"',

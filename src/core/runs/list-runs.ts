@@ -4,9 +4,10 @@ import type { Host } from '../remote/host';
 import type { Problem } from '../errors/located-error';
 import { errorMessage } from '../errors/located-error';
 import { runRecordSchema, RUN_FILES, type RunRecord, type RunState } from './run-record';
-import { parseRayStatus, RAY_SETUP } from './ray-scheduler';
+import { parseRayStatus, recordedRay } from './ray-scheduler';
 import { progressFromLog, type LogProgress } from './log-progress';
 import { RUN_ID_PATTERN } from './run-id';
+import { plainZodError } from '../errors/plain-zod';
 
 /** Bytes of output.log the listing brings back per run (enough for the last training step). */
 export const LOG_TAIL_BYTES = 4096;
@@ -42,21 +43,25 @@ export function listRunsScript(runsDir: string, only?: string): string {
   return `cd ${runsDir.startsWith('~/') ? `"$HOME"/${shellQuote(runsDir.slice(2))}` : shellQuote(runsDir)} 2>/dev/null || exit 0
 slurm=0; ray=""; sched=""
 # One awk pass reads every run.json (it may be pretty-printed: its lines are joined; JSON strings hold no raw line breaks or
-# tabs) with the run's exit_code, ended and cancelled files, and prints each run's lines: R DIR, J JSON, X EXIT, D ENDED, C
-# (cancelled); then P PID DIR for a pid to check and K slurm|ray DIR for an unfinished job to ask its scheduler about.
+# tabs) with the run's exit_code, ended, cancelled and started files, and prints each run's lines: R DIR, J JSON, X EXIT,
+# D ENDED, C (cancelled), G PID PGID JOBID (what job.sh recorded); then P PID DIR for a pid to check (job.sh's own, else
+# run.json's) and K slurm|ray DIR for an unfinished job to ask its scheduler about.
 # The shell only runs kill -0 and collects the K lines: its read builtin takes a byte per system call, and its pattern
 # expansions over each run's JSON made a refresh of 100 runs ten times slower.
 recs=$(awk '
 function field(file,   line, r) { r = (getline line < file); close(file); return r < 0 ? "-" : "=" line }
-function out(   x, p) {
+function out(   x, p, g, s) {
   if (d !~ /^[a-z0-9][a-z0-9-]*$/) return
   printf "R %s\\nJ %s\\n", d, j
+  g = field(d "/${f.started}")
+  if (g != "-") printf "G %s\\n", substr(g, 2)
   x = field(d "/${f.exitCode}")
   if (x != "-") { printf "X %s\\n", substr(x, 2); x = field(d "/${f.ended}"); if (x != "-") printf "D %s\\n", substr(x, 2) }
   else if (j ~ /"scheduler": ?"slurm"/) printf "K slurm %s\\n", d
   else if (j ~ /"scheduler": ?"ray"/) printf "K ray %s\\n", d
   if (field(d "/${f.cancelled}") != "-") print "C"
-  if (match(j, /"pid": *[0-9]+/)) { p = substr(j, RSTART, RLENGTH); sub(/^"pid": */, "", p); printf "P %s %s\\n", p, d }
+  if (g != "-" && split(substr(g, 2), s, " ") >= 1 && s[1] ~ /^[0-9]+$/) printf "P %s %s\\n", s[1], d
+  else if (match(j, /"pid": *[0-9]+/)) { p = substr(j, RSTART, RLENGTH); sub(/^"pid": */, "", p); printf "P %s %s\\n", p, d }
 }
 FNR == 1 { if (NR > 1) out(); d = FILENAME; sub("/${f.record}$", "", d); j = "" }
 { j = j " " $0 }
@@ -75,18 +80,34 @@ unset IFS; set +f
 # Sizes and tails of every log in two commands (not per run): tail -v puts a "==> DIR/output.log <==" line before each.
 set -- ${only ?? '[a-z0-9]*'}/${f.log}
 if [ -e "$1" ]; then wc -c "$@" | sed 's/^ */S /'; printf 'T '; tail -v -c ${LOG_TAIL_BYTES} "$@" | base64 | tr -d '\\n'; echo; fi
-if [ $slurm = 1 ]; then squeue -h -t all -o 'Q %i %T %r' 2>/dev/null || echo 'E squeue failed'; fi
-for d in $ray; do printf 'Y %s ' "$d"; bash -c '. "$1/${RAY_SETUP}" >/dev/null 2>&1; ray job status "$2" 2>&1' _ "$PWD/$d" "$d" | tr '\\n' ' '; echo
+if [ $slurm = 1 ]; then squeue -h -t all -o 'Q %i %T %j %r' 2>/dev/null || echo 'E squeue failed'; fi
+for d in $ray; do printf 'Y %s ' "$d"; ${recordedRay('"$d"', 'job status "$d"')} 2>&1 | tr '\\n' ' '; echo
 done
 # A job that ended while the scheduler was asked: its exit_code, read after its scheduler state.
 for d in $sched; do if [ -f "$d/${f.exitCode}" ]; then c=""; IFS= read -r c < "$d/${f.exitCode}"; printf 'Z %s %s\\n' "$d" "$c"; fi; done
-exit 0
+${only === undefined ? SWEEP_SCRIPT : ''}exit 0
 `;
 }
+
+/**
+ * Run folders without run.json: N swept|recent|kept DIR. The submit creates a folder and writes its run.json in one
+ * command, and starts no job before that, so one older than a minute holding nothing (or only run.json.tmp) is what an
+ * interrupted submit left: removed, and reported. Any other is reported and kept.
+ */
+const SWEEP_SCRIPT = `for d in [a-z0-9]*/; do
+  d=\${d%/}; [ -d "$d" ] && [ ! -e "$d/${RUN_FILES.record}" ] || continue
+  case $d in *[!a-z0-9-]*) continue;; esac
+  if [ -z "$(find "$d" -maxdepth 0 -mmin +1)" ]; then echo "N recent $d"
+  elif [ -z "$(ls -A "$d" | grep -vx '${RUN_FILES.record}.tmp')" ]; then rm -f "$d/${RUN_FILES.record}.tmp" && rmdir "$d" && echo "N swept $d" || echo "N kept $d"
+  else echo "N kept $d"; fi
+done
+`;
 
 interface RawRun {
   dir: string;
   json: string;
+  /** What job.sh recorded in `started`: its pid, process group and Slurm job id. */
+  started?: string;
   alive: boolean;
   exitCode?: string;
   ended?: string;
@@ -102,6 +123,8 @@ const SUBMIT_GRACE_MS = 120_000;
 export function parseRunListing(hostName: string, runsDir: string, out: string, now: number = Date.now()): RunListing {
   const raw: RawRun[] = [];
   const slurm = new Map<string, { state: string; reason: string }>();
+  const slurmByName = new Map<string, string>();
+  const problems: Problem[] = [];
   let squeueFailed = false;
   const ray = new Map<string, string>();
   for (const line of out.split('\n')) {
@@ -110,6 +133,11 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
     const cur = raw[raw.length - 1];
     if (tag === 'R ') raw.push({ dir: rest, json: '', alive: false, cancelled: false, logSize: 0, logTail: '' });
     else if (tag === 'J ' && cur) cur.json = rest;
+    else if (tag === 'G ' && cur) cur.started = rest;
+    else if (tag === 'N ') {
+      const [what, dir] = rest.split(' ');
+      problems.push({ host: hostName, file: `${runsDir.replace(/\/$/, '')}/${dir}`, severity: 'warning', message: UNRECORDED[what as keyof typeof UNRECORDED] ?? rest });
+    }
     else if (tag === 'A ') {
       const run = raw.find((x) => x.dir === rest);
       if (run) run.alive = true;
@@ -128,8 +156,9 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
       }
     }
     else if (tag === 'Q ') {
-      const [id, state, ...reason] = rest.trim().split(/\s+/);
+      const [id, state, name, ...reason] = rest.trim().split(/\s+/);
       if (id && state) slurm.set(id, { state, reason: reason.join(' ') });
+      if (id && name) slurmByName.set(name, id);
     } else if (line.startsWith('E squeue')) squeueFailed = true;
     else if (tag === 'Z ') {
       const [dir, code] = rest.split(' ');
@@ -141,17 +170,16 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
     }
   }
   const runs: RunInfo[] = [];
-  const problems: Problem[] = [];
   for (const r of raw) {
     const file = `${runsDir.replace(/\/$/, '')}/${r.dir}/${RUN_FILES.record}`;
     let record: RunRecord;
     try {
-      const parsed = runRecordSchema.safeParse(JSON.parse(r.json));
+      const parsed = runRecordSchema.safeParse(JSON.parse(r.json), { error: plainZodError });
       if (!parsed.success) {
         problems.push({ host: hostName, file, severity: 'error', field: parsed.error.issues[0]?.path.join('.'), message: `not a valid run.json: ${parsed.error.issues[0]?.message}` });
         continue;
       }
-      record = parsed.data;
+      record = withStarted(parsed.data, r.started, slurmByName);
     } catch (err) {
       problems.push({ host: hostName, file, severity: 'error', message: `not valid JSON: ${errorMessage(err)}` });
       continue;
@@ -161,6 +189,29 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
   }
   runs.sort((a, b) => b.record.created.localeCompare(a.record.created));
   return { runs, problems };
+}
+
+const UNRECORDED = {
+  swept: 'an interrupted submit left this run folder without run.json; no job was ever started from it: removed',
+  recent: 'no run.json yet: a submit is creating this run folder',
+  kept: 'a run folder without run.json (not made by a submit, or its run.json was deleted): not listed as a run; kept',
+} as const;
+
+/**
+ * The record with what job.sh recorded itself (its pid and group; under Slurm its job id) and, for a Slurm job whose
+ * id never reached run.json, the id squeue gives the job named after the run: a job is listed and cancellable even when
+ * its submit died before recording it. job.sh's own record wins: it is the latest start (a service's restart).
+ */
+function withStarted(rec: RunRecord, started: string | undefined, slurmByName: Map<string, string>): RunRecord {
+  const [pid, pgid, jobId] = (started ?? '').trim().split(/\s+/);
+  const int = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined);
+  const out = { ...rec };
+  if (rec.scheduler === 'ssh' && int(pid) !== undefined && int(pgid) !== undefined) Object.assign(out, { pid: int(pid), pgid: int(pgid) });
+  if (rec.scheduler === 'slurm' && rec.jobId === undefined) {
+    const id = int(jobId) !== undefined ? jobId : slurmByName.get(rec.id);
+    if (id !== undefined) out.jobId = id;
+  }
+  return out;
 }
 
 /** Splits `tail -v` output into each log's bytes: a header line `==> DIR/output.log <==` starts each one. */
@@ -186,7 +237,11 @@ function resolveState(rec: RunRecord, r: RawRun, sched: { slurm: Map<string, { s
     return r.cancelled ? { state: 'cancelled', exitCode: code } : { state: 'failed', exitCode: code };
   }
   if (r.cancelled) return { state: 'cancelled' };
-  const unstarted = (): Resolved => (now - Date.parse(rec.created) > SUBMIT_GRACE_MS ? { state: 'lost', reason: 'the submit did not finish: no pid or job id in run.json' } : { state: 'queued' });
+  // run.json is written before the job is started, and job.sh records itself first: no record of a start after the
+  // grace means no job ever ran from this folder.
+  const unstarted = (): Resolved => (now - Date.parse(rec.created) > SUBMIT_GRACE_MS
+    ? { state: 'failed', reason: 'failed to submit: the submit was interrupted before the job started (nothing ran)' }
+    : { state: 'queued', reason: 'submitting: the job has not started yet' });
   if (rec.scheduler === 'ssh') {
     if (rec.pid === undefined) return unstarted();
     return r.alive ? { state: 'running' } : { state: 'lost', reason: `process ${rec.pid} ended without writing exit_code` };

@@ -52,6 +52,10 @@ export const RUN_FILES = {
   ended: 'ended',
   /** Written by cancel before the job is stopped, so a killed job reads as cancelled rather than lost. */
   cancelled: 'cancelled',
+  /** `PID PGID SLURM_JOB_ID`, written by job.sh itself (atomically) before it runs anything: a job is never unrecorded. */
+  started: 'started',
+  /** Slurm: the run's secrets (0600) from submit until the batch script reads and deletes them at its start. */
+  secrets: 'secrets.env',
   metrics: 'metrics.jsonl',
   rollouts: 'rollouts',
   validation: 'validation',

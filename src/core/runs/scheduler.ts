@@ -23,6 +23,8 @@ export interface ReadyRun {
 /** How jobs start and stop on a host: detached processes (ssh), sbatch (slurm) or ray job submit (ray). */
 export interface Scheduler {
   readonly name: RunRecord['scheduler'];
+  /** Why the scheduler cannot take secrets, when it cannot: a submit with secrets is refused before any folder is made. */
+  readonly refusesSecrets?: string;
   /** Extra files the scheduler needs in the run folder (e.g. the sbatch script), by name. */
   files(run: ReadyRun, setup: string[]): Record<string, string>;
   /** Starts the job; `secrets` go to it over stdin, never onto a command line or into a file. */

@@ -72,6 +72,10 @@ export function renderSbatchScript(run: ReadyRun): string {
   if (r?.time) lines.push(`#SBATCH --time=${r.time}`);
   if (r?.account) lines.push(`#SBATCH --account=${r.account}`);
   lines.push('# output.log and exit_code are written by job.sh; Slurm\'s own messages go to slurm-<jobid>.out');
+  const secrets = shellQuote(posix.join(run.dir, RUN_FILES.secrets));
+  // The run's secrets come from a 0600 file the submit wrote, read and deleted here, so they are never in Slurm's job
+  // record (sbatch keeps the environment it was run with); srun passes them on to every step of the job.
+  lines.push('umask 077', `if [ -f ${secrets} ]; then ${secretsFromStdin()} < ${secrets}; rm -f ${secrets}; fi`);
   const mode = multiNodeMode(run.spec);
   if (mode) lines.push(`# ${r?.nodes} nodes (${mode}): this script runs on the first one`, ...headLines());
   if (mode === 'ray') lines.push(...rayClusterLines(run));
@@ -121,17 +125,24 @@ export const slurmScheduler: Scheduler = {
   name: 'slurm',
   files: slurmFiles,
   async start(host, run, secrets) {
-    // sbatch passes the submitting environment (secrets included) to the job.
+    // sbatch stores the environment it runs with in the job's record: the secrets go to a private file instead (over
+    // stdin, umask 077), which job.sbatch reads and deletes when the job starts. The Slurm job's files get this umask too.
+    const file = shellQuote(posix.join(run.dir, RUN_FILES.secrets));
     const script = [
       `cd ${shellQuote(run.dir)} || exit 1`,
-      secretsFromStdin(),
-      `sbatch --parsable --output=${shellQuote(posix.join(run.dir, 'slurm-%j.out'))} ${shellQuote(posix.join(run.dir, RUN_FILES.sbatch))}`,
+      'umask 077',
+      ...(secrets ? [`cat > ${file}.tmp && mv ${file}.tmp ${file}`] : []),
+      // A job that was not queued never reads the file: it goes.
+      `sbatch --parsable --output=${shellQuote(posix.join(run.dir, 'slurm-%j.out'))} ${shellQuote(posix.join(run.dir, RUN_FILES.sbatch))} || { c=$?; rm -f ${file}; exit $c; }`,
     ].join('\n');
     const r = await execChecked(host, script, { stdin: secrets, timeoutMs: 60_000 });
     return { jobId: expectOutput(host, 'sbatch', r.stdout, /^(\d+)(;\S+)?$/m)[1] };
   },
   async cancel(host, record) {
-    if (!record.jobId) throw new Error(`${record.id}: run.json has no Slurm job id: the job was never queued`);
-    await execChecked(host, `scancel ${shellQuote(record.jobId)}`, { timeoutMs: 30_000 });
+    // A job whose id never reached run.json (the submit died after sbatch) is found by its name, the run id; one
+    // cancelled before it starts also finds the `cancelled` marker (written first) and does not run.
+    // A job cancelled while pending never reads its secrets file: it goes too.
+    const which = record.jobId ? shellQuote(record.jobId) : `--name=${shellQuote(record.id)}`;
+    await execChecked(host, `scancel ${which} && rm -f ${shellQuote(posix.join(record.dir, RUN_FILES.secrets))}`, { timeoutMs: 30_000 });
   },
 };

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { execChecked, type Host } from '../remote/host';
 import { shellQuote } from '../remote/shell-quote';
-import { LocatedError, type Problem } from '../errors/located-error';
+import { errorMessage, LocatedError, type Problem } from '../errors/located-error';
 import type { ResolvedHost } from '../config/workspace-config';
 import type { RunSpec } from './run-spec';
 import { makeRunId } from './run-id';
@@ -146,33 +146,39 @@ export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: P
 /** Writes run.json through a temporary file and a rename, so a listing never reads half of it. */
 export async function writeRecord(host: Host, record: RunRecord): Promise<void> {
   const tmp = posix.join(record.dir, `${RUN_FILES.record}.tmp`);
-  await host.writeFile(tmp, `${JSON.stringify(record)}\n`);
+  await host.writeFile(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   await execChecked(host, `mv ${shellQuote(tmp)} ${shellQuote(posix.join(record.dir, RUN_FILES.record))}`);
 }
 
-/** Creates the run folder with an atomic mkdir; false when it exists already (two quick submits never share one). */
-export async function createRunFolder(host: Host, dir: string, lastAttempt: boolean): Promise<boolean> {
-  const r = await host.exec(`mkdir -p ${shellQuote(posix.dirname(dir))} && mkdir ${shellQuote(dir)}`);
+/**
+ * Creates the run folder (private: umask 077) with an atomic mkdir and writes its run.json in the same command, so a
+ * run folder exists without its record only if that one command is cut short (the listing reports and sweeps those);
+ * false when the folder exists already (two quick submits never share one).
+ */
+export async function createRunFolder(host: Host, record: RunRecord, lastAttempt: boolean): Promise<boolean> {
+  const dir = shellQuote(record.dir);
+  const tmp = shellQuote(posix.join(record.dir, `${RUN_FILES.record}.tmp`));
+  const r = await host.exec(`umask 077 && mkdir -p ${shellQuote(posix.dirname(record.dir))} && mkdir ${dir} || exit 1
+cat > ${tmp} && mv ${tmp} ${shellQuote(posix.join(record.dir, RUN_FILES.record))}`, { stdin: `${JSON.stringify(record)}\n`, timeoutMs: 30_000 });
   if (r.code === 0) return true;
-  if (lastAttempt) throw new Error(`${host.name}: cannot create the run folder ${dir}: ${r.stderr.trim()}`);
-  return false;
+  if (r.code === 1 && !lastAttempt) return false;
+  throw new Error(`${host.name}: cannot create the run folder ${record.dir}: ${r.stderr.trim() || `exit code ${r.code}${r.timedOut ? ', timed out' : ''}`}`);
 }
 
 /**
- * Writes a created run folder's files and run.json, starts the job through its scheduler (secrets over stdin) and
- * records its pid or job id. A job that did not start leaves no run behind.
+ * Writes a created run folder's files (0600, scripts 0700), starts the job through its scheduler (secrets over stdin)
+ * and records its pid or job id. The folder is never removed when the start fails: the start may have happened with
+ * only its reply lost, and job.sh records itself in the folder, so the listing shows the job's real state.
  */
 export async function startRunFolder(host: Host, run: { id: string; dir: string; files: Record<string, string>; record: RunRecord; scheduler: Scheduler }, secrets: string): Promise<RunRecord> {
   for (const [name, content] of Object.entries(run.files)) {
-    await host.writeFile(posix.join(run.dir, name), content, name.endsWith('.sh') || name.endsWith('.sbatch') ? { mode: 0o755 } : undefined);
+    await host.writeFile(posix.join(run.dir, name), content, { mode: name.endsWith('.sh') || name.endsWith('.sbatch') ? 0o700 : 0o600 });
   }
-  await writeRecord(host, run.record);
   let started;
   try {
     started = await run.scheduler.start(host, run, secrets);
   } catch (err) {
-    await host.remove(run.dir);
-    throw err;
+    throw new Error(`${errorMessage(err)}\nThe run folder ${run.dir} is kept: if the job started, \`medrl runs\` lists it and \`medrl cancel ${run.id}\` stops it.`);
   }
   const record = { ...run.record, ...started };
   await writeRecord(host, record);
@@ -180,8 +186,8 @@ export async function startRunFolder(host: Host, run: { id: string; dir: string;
 }
 
 /**
- * Submits a run: checks the host first (nothing is written when a check fails), creates the run folder with an atomic
- * mkdir, writes its files and run.json, starts the job and records its pid or job id. Throws a LocatedError listing
+ * Submits a run: checks the host first (nothing is written when a check fails), creates the run folder with its
+ * run.json (an atomic mkdir), writes its files, starts the job and records its pid or job id. Throws a LocatedError listing
  * every problem when the host is not ready.
  */
 export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun; record: RunRecord }> {
@@ -190,7 +196,8 @@ export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun;
   let run = planned.run;
   const problems = planned.problems;
   if (problems.some((p) => p.severity === 'error')) throw new LocatedError(`${run.record.name} was not submitted: ${req.host.name} is not ready`, problems);
-  for (let attempt = 0; !(await createRunFolder(req.host, run.dir, attempt >= 4)); attempt++) {
+  if (secrets && run.scheduler.refusesSecrets) throw new Error(`${run.record.name} was not submitted: ${run.scheduler.refusesSecrets}`);
+  for (let attempt = 0; !(await createRunFolder(req.host, run.record, attempt >= 4)); attempt++) {
     run = await prepareRun(req, { version: run.record.trainerVersion, reward: run.reward }); // the folder exists already: a new random suffix
   }
   const record = await startRunFolder(req.host, run, secrets);

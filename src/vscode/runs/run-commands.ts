@@ -20,6 +20,8 @@ import type { Ctx } from '../ctx';
 import type { RunsNode, RunsTree } from './runs-tree';
 import { RUN_FILE_SCHEME, RunFileProvider, runFileUri } from './run-file-provider';
 import { runSpecDocument } from '../active-file';
+import { specFileStem } from '../../core/checkpoints/resume-spec';
+import { requireTrust } from '../workspace-trust';
 
 function runOf(arg: unknown, tree: RunsTree): RunInfo {
   const node = arg as RunsNode | { host?: string; id?: string } | undefined;
@@ -28,10 +30,6 @@ function runOf(arg: unknown, tree: RunsTree): RunInfo {
   const found = ref?.id ? tree.runs.find((r) => r.record.id === ref.id && (!ref.host || r.host === ref.host)) : undefined;
   if (!found) throw new Error('select a run in the Runs view');
   return found;
-}
-
-function requireTrust(what: string): void {
-  if (!vscode.workspace.isTrusted) throw new Error(`${what} is disabled in an untrusted workspace: run specs name hosts and commands. Trust the folder first.`);
 }
 
 export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool: HostPool, tree: RunsTree, secrets: SecretSource): void {
@@ -106,6 +104,8 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   });
 
   ctx.command('medrl.previewLaunchScript', async (arg: unknown) => {
+    // Preparing a run reads the spec's files and asks its host (medrl.yaml's) what the trainer is.
+    requireTrust('Previewing launch scripts');
     const doc = await runSpecDocument(arg);
     const loaded = loadSpec(doc);
     if (!loaded) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has problems (see the Problems panel)`);
@@ -132,6 +132,7 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   const readRunFile = async (run: RunInfo, name: string): Promise<string> => (await (await pool.get(run.host)).readFile(posix.join(run.record.dir, name))).toString('utf8');
 
   ctx.command('medrl.rerun', async (arg: unknown) => {
+    requireTrust('Submitting runs');
     const run = runOf(arg, tree);
     const text = await readRunFile(run, RUN_FILES.spec);
     const loaded = parseRunSpec(text, `${run.host}:${run.record.dir}/${RUN_FILES.spec}`);
@@ -140,11 +141,12 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   });
 
   ctx.command('medrl.cloneRunSpec', async (arg: unknown) => {
+    requireTrust('Reading run folders');
     const run = runOf(arg, tree);
     const root = state.root;
     if (!root) throw new Error('open a workspace folder first');
     const text = await readRunFile(run, RUN_FILES.spec);
-    const base = run.record.name.replace(/[^A-Za-z0-9._-]+/g, '-');
+    const base = specFileStem(run.record.name);
     let target = vscode.Uri.joinPath(root, 'configs', `${base}-copy.yaml`);
     for (let i = 2; await exists(target); i++) target = vscode.Uri.joinPath(root, 'configs', `${base}-copy-${i}.yaml`);
     await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(`# Cloned from run ${run.record.id} (${run.host})\n${text}`));
@@ -152,16 +154,19 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   });
 
   ctx.command('medrl.openRunSpec', async (arg: unknown) => {
+    requireTrust('Reading run folders');
     const run = runOf(arg, tree);
     await vscode.window.showTextDocument(runFileUri(run.host, posix.join(run.record.dir, RUN_FILES.spec)), { preview: true });
   });
 
   ctx.command('medrl.openLaunchScript', async (arg: unknown) => {
+    requireTrust('Reading run folders');
     const run = runOf(arg, tree);
     await vscode.window.showTextDocument(runFileUri(run.host, posix.join(run.record.dir, RUN_FILES.launch)), { preview: true });
   });
 
   ctx.command('medrl.openRunFolder', async (arg: unknown) => {
+    requireTrust('Reading run folders');
     const run = runOf(arg, tree);
     const host = await pool.get(run.host);
     const entries = await host.readdir(run.record.dir);
@@ -186,6 +191,7 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   });
 
   ctx.command('medrl.followRunLogs', async (arg: unknown) => {
+    requireTrust('Reading run folders');
     const run = runOf(arg, tree);
     const key = `${run.host}/${run.record.id}`;
     const existing = followers.get(key);

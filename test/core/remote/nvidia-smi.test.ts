@@ -57,11 +57,11 @@ describe('host status in one script', () => {
     writeRunFolder(runs, 'r1', { pid: process.pid });
     writeRunFolder(runs, 'r2', { pid: process.pid, exitCode: 0 });
     writeRunFolder(runs, 'r3', { pid: DEAD_PID }); // killed without a trace: lost, not active
-    mkdirSync(join(runs, 'not-a-run')); // no run.json: not a run
+    mkdirSync(join(runs, 'not-a-run')); // no run.json: not a run, but never hidden (a submit may be creating it)
     const script = hostStatusScript({ runsDir: runs, setup: [], env: { PATH: `${join(DATA, 'standin')}:${process.env.PATH}` } });
     const r = await host.exec(script);
     const s = parseHostStatus(r.stdout, 'local: status', { name: 'local', runsDir: runs });
-    assert.deepEqual(s.problems, []);
+    assert.deepEqual(s.problems.map((p) => `${p.file}: ${p.message}`), [`${join(runs, 'not-a-run')}: no run.json yet: a submit is creating this run folder`]);
     assert.equal(s.gpus.length, 2);
     assert.equal(s.processes.length, 2);
     assert.deepEqual(s.activeRuns, ['r1']);

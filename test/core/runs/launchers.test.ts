@@ -66,12 +66,26 @@ describe('run states from the listing', () => {
   });
 
   it('slurm and ray states come from squeue and ray job status', () => {
-    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 PENDING Resources']).state, 'queued');
-    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 RUNNING None']).state, 'running');
-    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 TIMEOUT None']).reason, 'Slurm TIMEOUT');
-    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 RUNNING None', 'Z a 0']).state, 'succeeded');
+    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 PENDING a Resources']).state, 'queued');
+    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 RUNNING a None']).state, 'running');
+    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 TIMEOUT a None']).reason, 'Slurm TIMEOUT');
+    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm', jobId: '7' })}`, 'Q 7 RUNNING a None', 'Z a 0']).state, 'succeeded');
     assert.equal(state(['R a', `J ${rec({ scheduler: 'ray', jobId: 'a' })}`, "Y a Job submission server address: http://127.0.0.1:8265 Status for job 'a': RUNNING"]).state, 'running');
     assert.equal(parseRayStatus("-------------------\nJob 'x' was stopped"), 'STOPPED');
+  });
+
+  it('a job whose start never reached run.json is found: job.sh\'s own `started` record, or the Slurm job named after the run', () => {
+    const ssh = state(['R a', `J ${rec({})}`, 'G 41 41 ', 'A a']);
+    assert.deepEqual([ssh.state, ssh.record.pid, ssh.record.pgid], ['running', 41, 41]);
+    // A service restarted in its folder: the start job.sh recorded last wins over run.json's.
+    assert.equal(state(['R a', `J ${rec({ pid: 5, pgid: 5 })}`, 'G 42 42 ', 'A a']).record.pgid, 42);
+    const pending = state(['R a', `J ${rec({ scheduler: 'slurm' })}`, 'Q 9 PENDING a Resources']);
+    assert.deepEqual([pending.state, pending.record.jobId], ['queued', '9']);
+    assert.equal(state(['R a', `J ${rec({ scheduler: 'slurm' })}`, 'G 3 3 11', 'Q 11 RUNNING a None']).record.jobId, '11');
+    const old = new Date(Date.now() - 600_000).toISOString();
+    assert.deepEqual([state(['R a', `J ${rec({ created: old })}`]).state, state(['R a', `J ${rec({ created: old })}`]).reason], ['failed', 'failed to submit: the submit was interrupted before the job started (nothing ran)']);
+    const listing = parseRunListing('h', '/r', 'N swept x-1\nN kept x-2\n');
+    assert.deepEqual(listing.problems.map((p) => [p.file, p.severity, /removed/.test(p.message), /kept/.test(p.message)]), [['/r/x-1', 'warning', true, false], ['/r/x-2', 'warning', false, true]]);
   });
 
   it('log tails split per run; the last step is read from verl and tqdm lines', () => {

@@ -85,7 +85,7 @@ describe('multi-node Slurm', () => {
 
   it('TRL: srun starts launch.sh on every node with accelerate\'s machine flags, inserted before the trainer\'s own', () => {
     const files = slurmScheduler.files({ id: 'r1', dir: '/runs/r1', spec: trl, env: {} }, []);
-    assert.match(files['job.sh']!, /^srun --kill-on-bad-exit=1 bash \/runs\/r1\/node\.sh < \/dev\/null$/m);
+    assert.match(files['job.sh']!, /^  srun --kill-on-bad-exit=1 bash \/runs\/r1\/node\.sh < \/dev\/null$/m);
     assert.match(files[NODE_SCRIPT]!, /exec bash \/runs\/r1\/launch\.sh --num_machines 2 --machine_rank "\$SLURM_PROCID" --main_process_ip "\$MEDRL_HEAD_ADDR" --main_process_port "\$MEDRL_HEAD_PORT" >> "\$medrl_log"/);
     const launch = renderLaunchScript({ id: 'r1', name: 'r', dir: '/runs/r1', workdir: '/w', setup: [], env: {}, command: { argv: ['trl', 'sft', '--model_name_or_path', 'm', '--num_processes', '8'], env: {} }, summary: 's' });
     assert.match(launch, /^exec trl sft \\\n {2}"\$@" \\\n {2}--model_name_or_path m \\\n {2}--num_processes 8$/m);

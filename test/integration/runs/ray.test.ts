@@ -1,10 +1,12 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { cancelRun } from '../../../src/core/runs/cancel-run';
+import { listRuns } from '../../../src/core/runs/list-runs';
+import { RAY_JOBS } from '../../../src/core/runs/ray-scheduler';
 import { adaptExample, makeWorkspace, request, submitRun, waitForState } from './run-fixture';
 
 // No Ray can be installed here: the Ray scheduler is tested against the stand-in `ray` CLI (standins/bin/ray), which
@@ -14,6 +16,8 @@ const host = new LocalHost();
 describe('the ray scheduler against the stand-in ray job CLI', () => {
   before(() => {
     process.env.MEDRL_STANDIN_RAY_DIR = mkdtempSync(join(tmpdir(), 'medrl-ray-'));
+    // Submit records the `ray` it used under $HOME/.medrl/ray-jobs: a home of the test's own.
+    process.env.HOME = mkdtempSync(join(tmpdir(), 'medrl-ray-home-'));
   });
 
   it('the ECG QA LoRA spec is submitted with ray job submit --no-wait, runs and succeeds', async () => {
@@ -22,6 +26,8 @@ describe('the ray scheduler against the stand-in ray job CLI', () => {
     assert.equal(spec.scheduler, 'ray');
     const { record } = await submitRun(request(ws, host, spec, text));
     assert.equal(record.jobId, record.id, 'the run id is the Ray submission id');
+    const recorded = readFileSync(join(process.env.HOME!, RAY_JOBS, record.id), 'utf8').split('\n');
+    assert.equal(recorded[0], join(process.cwd(), 'standins/bin/ray'), 'submit records the absolute path of the ray its setup found');
     const running = await waitForState(host, ws.runsDir, record.id, ['running', 'succeeded']);
     assert.equal(running.state, 'running', 'ray job status says RUNNING');
     const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost']);
@@ -53,6 +59,21 @@ describe('the ray scheduler against the stand-in ray job CLI', () => {
     const ws = makeWorkspace();
     const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws);
     await assert.rejects(submitRun(request(ws, host, spec, text, { runEnv: { vars: {}, secrets: { MEDRL_JUDGE_API_KEY: 'k' } } })), /cannot pass API keys/);
-    assert.deepEqual(readdirSync(ws.runsDir), []);
+    assert.deepEqual(existsSync(ws.runsDir) ? readdirSync(ws.runsDir) : [], []);
+  });
+
+  it('listing and cancelling a Ray run never source its setup.sh: a run folder a workspace wrote runs nothing', async () => {
+    const ws = makeWorkspace();
+    const canary = join(ws.dir, 'canary');
+    // What a hostile repository can put under a runsDir its medrl.yaml names: run.json saying ray, and a setup.sh.
+    const dir = join(ws.runsDir, 'evil-run');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ id: 'evil-run', name: 'x', kind: 'train', framework: 'verl', algorithm: 'grpo', host: 'local', scheduler: 'ray', created: new Date().toISOString(), dir, jobId: 'evil-run' }));
+    writeFileSync(join(dir, 'setup.sh'), `touch ${canary}\nray() { touch ${canary}; }\n`);
+    const run = (await listRuns(host, ws.runsDir)).runs.find((r) => r.record.id === 'evil-run');
+    assert.equal(run?.state, 'lost');
+    assert.match(run?.reason ?? '', /no ray recorded for this run/);
+    await assert.rejects(cancelRun(host, run!.record), /no ray recorded/);
+    assert.equal(existsSync(canary), false, 'setup.sh ran');
   });
 });

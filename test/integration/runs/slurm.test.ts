@@ -93,7 +93,7 @@ describe('the slurm scheduler on a real single-node Slurm', () => {
     const spec = parseRunSpec(text, 'two-node.yaml').spec!;
     const run = await prepareRun(request(ws, host, spec, text));
     assert.match(run.files[RUN_FILES.launch]!, /^exec accelerate launch \\\n {2}"\$@" \\$/m);
-    assert.ok(await createRunFolder(host, run.dir, true));
+    assert.ok(await createRunFolder(host, run.record, true));
     for (const [name, content] of Object.entries(run.files)) await host.writeFile(join(run.dir, name), content, { mode: 0o755 });
     // Two tasks on one node stand for two nodes with one task each (the script ranks tasks by SLURM_PROCID); the key
     // reaches every task through sbatch's environment.
