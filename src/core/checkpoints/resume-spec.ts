@@ -27,11 +27,19 @@ export async function baseModelFolder(host: Host, ck: Checkpoint): Promise<strin
 }
 
 /**
+ * The file name (without .yaml) a spec named `name` is written to under configs/: a run's name comes from its spec.yaml
+ * on the host, which anyone who could write the run folder chose, so it must not name a path (`../../.bashrc`).
+ */
+export function specFileStem(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '') || 'run';
+}
+
+/**
  * A new run spec cloned from the run's spec that resumes from this checkpoint, with the trainer's resume overrides
  * (verl `trainer.resume_mode=resume_path trainer.resume_from_path=<global_step_N>`, TRL `resume_from_checkpoint`).
  * Comments and key order of the original are kept; the result is validated against the run-spec schema.
  */
-export function resumeSpecText(specText: string, ck: Checkpoint, file = 'spec.yaml'): { name: string; text: string } {
+export function resumeSpecText(specText: string, ck: Checkpoint, file = 'spec.yaml'): { name: string; stem: string; text: string } {
   const spec = loadYamlWithSchema(specText, runSpecSchema, file);
   const doc = parseDocument(specText);
   const name = `${spec.name.replace(/-resume-step\d+$/, '')}-resume-step${ck.step}`;
@@ -40,5 +48,5 @@ export function resumeSpecText(specText: string, ck: Checkpoint, file = 'spec.ya
   doc.commentBefore = ` Resumes ${spec.name} from step ${ck.step}: ${ck.host}:${ck.path}${doc.commentBefore ? `\n${doc.commentBefore}` : ''}`;
   const text = doc.toString();
   loadYamlWithSchema(text, runSpecSchema, file);
-  return { name, text };
+  return { name, stem: specFileStem(name), text };
 }

@@ -1,8 +1,9 @@
 import { isMap, parseDocument } from 'yaml';
+import { withLineEndingsOf } from './yaml-document';
 
 /**
  * medrl.yaml with a new SSH host under `hosts:` (named after its ~/.ssh/config alias), edited through the yaml Document
- * API so the user's comments, order and formatting stay as they were.
+ * API so the user's comments, order, formatting and line endings (CRLF) stay as they were.
  */
 export function addSshHost(text: string, name: string, alias: string, file: string): string {
   const doc = parseDocument(text);
@@ -17,5 +18,5 @@ export function addSshHost(text: string, name: string, alias: string, file: stri
     if (hosts.items.length === 0) hosts.flow = false;
     hosts.set(doc.createNode(name), entry);
   } else doc.set('hosts', doc.createNode({ [name]: { ssh: alias } }));
-  return doc.toString();
+  return withLineEndingsOf(text, doc.toString());
 }

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { parseYamlWithSchema } from './yaml-document';
 import { workspaceConfigSchema, type WorkspaceConfig } from './workspace-config';
 import { LocatedError, type Problem } from '../errors/located-error';
@@ -27,6 +27,25 @@ export async function loadWorkspaceConfig(pathOrDir: string): Promise<LoadedConf
     throw new LocatedError(`cannot read ${file}`, [{ file, severity: 'error', message: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found: create it with `medrl init` or open the demo with `medrl demo`' : String(err) }], { cause: err });
   }
   return parseWorkspaceConfig(text, file);
+}
+
+/**
+ * Writes medrl.yaml (or another config file) atomically: a temporary file beside it, then a rename over it, so a crash
+ * or a full disk leaves the old file or the new one, never half of one. The file keeps its permissions.
+ */
+export async function saveConfigText(file: string, text: string): Promise<void> {
+  const mode = await stat(file).then((s) => s.mode & 0o777, (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return 0o644;
+    throw err;
+  });
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  try {
+    await writeFile(tmp, text, { mode });
+    await rename(tmp, file);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Loads and requires a valid config. */

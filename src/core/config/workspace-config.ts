@@ -45,7 +45,7 @@ export const judgeSchema = z
     temperature: z.number().min(0).max(2).optional().describe('Sampling temperature (0 for reproducible judging).'),
     seed: z.int().optional().describe('Sampling seed sent with every request.'),
     maxConcurrency: z.int().min(1).max(1024).optional().describe('Requests in flight at once. Default 16.'),
-    timeoutSeconds: z.number().positive().optional().describe('Per-request timeout. Default 60.'),
+    timeoutSeconds: z.number().positive().optional().describe('Per-request timeout, the whole answer included. Default 60.'),
     maxTokens: z.int().min(1).optional().describe('max_tokens of each judge request. Default 1024.'),
     prompt: z.string().min(1).optional().describe('Prompt template for the reward playground: {solution_str}, {ground_truth}, {data_source}, {prompt}, {extra_info.FIELD}; {{ and }} are literal braces. Default: reference vs response, JSON score.'),
     parse: z

@@ -1,6 +1,7 @@
 import { LineCounter, parseDocument, isMap, isNode, isScalar, isSeq, type Document } from 'yaml';
 import type { z } from 'zod';
 import { LocatedError, type Problem } from '../errors/located-error';
+import { plainZodError } from '../errors/plain-zod';
 
 /**
  * Parses YAML text and validates it with a zod schema, reporting every problem with its file, line, column and field.
@@ -26,7 +27,7 @@ export function parseYamlWithSchema<S extends z.ZodType>(
   }
   if (doc.errors.length) return { value: undefined, problems };
   const data: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
-  const result = schema.safeParse(data);
+  const result = schema.safeParse(data, { error: plainZodError });
   if (result.success) return { value: result.data, problems };
   for (const issue of result.error.issues) {
     const base = issue.path.map((p) => (typeof p === 'symbol' ? p.toString() : p));
@@ -43,6 +44,14 @@ export function parseYamlWithSchema<S extends z.ZodType>(
     }
   }
   return { value: undefined, problems };
+}
+
+/**
+ * `edited` (what the yaml library printed: LF) with the line endings of `original`: a CRLF file stays CRLF, so an edit
+ * does not rewrite every line of the user's file.
+ */
+export function withLineEndingsOf(original: string, edited: string): string {
+  return /\r\n/.test(original) ? edited.replace(/\r?\n/g, '\r\n') : edited;
 }
 
 /** Like parseYamlWithSchema but throws a LocatedError listing every problem. */

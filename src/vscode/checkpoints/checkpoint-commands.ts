@@ -14,13 +14,9 @@ import { formatBytes } from '../../core/format/bytes';
 import type { Ctx } from '../ctx';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { workspaceHosts, type CheckpointNode, type CheckpointsTree } from './checkpoints-tree';
+import { requireTrust } from '../workspace-trust';
 
 type CkArg = Extract<CheckpointNode, { kind: 'checkpoint' }>;
-
-/** Connecting to hosts and running commands needs a trusted workspace: medrl.yaml names the hosts and commands. */
-export function requireTrust(): void {
-  if (!vscode.workspace.isTrusted) throw new Error('this workspace is not trusted: trust it to connect to hosts and run jobs (Manage Workspace Trust)');
-}
 
 /** MedRL's stand-ins (no GPU here) for the local host, where the real engines are usually missing. */
 export function standinsFor(ctx: Ctx, host: ResolvedHost): string | undefined {
@@ -138,8 +134,8 @@ export function registerCheckpointCommands(ctx: Ctx, state: WorkspaceConfigState
     const root = state.root;
     if (!root || !ck.run) throw new Error('open the workspace folder first: the new run spec is written to its configs/');
     const spec = resumeSpecText(await readRunSpecText(await pool.get(h.name), ck.run.dir), ck, `${h.name}:${ck.run.dir}/spec.yaml`);
-    let uri = vscode.Uri.joinPath(root, 'configs', `${spec.name}.yaml`);
-    for (let i = 2; await exists(uri); i++) uri = vscode.Uri.joinPath(root, 'configs', `${spec.name}-${i}.yaml`);
+    let uri = vscode.Uri.joinPath(root, 'configs', `${spec.stem}.yaml`);
+    for (let i = 2; await exists(uri); i++) uri = vscode.Uri.joinPath(root, 'configs', `${spec.stem}-${i}.yaml`);
     await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(spec.text));
     await vscode.window.showTextDocument(uri);
     void vscode.window.showInformationMessage(`MedRL: wrote ${vscode.workspace.asRelativePath(uri)}: submit it to resume ${ck.run.name ?? ck.run.id} from step ${ck.step}.`);

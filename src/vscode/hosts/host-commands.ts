@@ -8,10 +8,8 @@ import { SshHost } from '../../core/remote/ssh-host';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import type { Ctx } from '../ctx';
 import type { HostsNode, HostsTree } from './hosts-tree';
-
-function requireTrust(): void {
-  if (!vscode.workspace.isTrusted) throw new Error('this workspace is not trusted: MedRL Studio connects to no host until you trust it');
-}
+import { requireTrust } from '../workspace-trust';
+import { editConfigFile } from '../config/config-edit';
 
 /** The host a command is about: the tree item it was run on, or one the user picks. */
 async function pickHost(tree: HostsTree, node: HostsNode | undefined, sshOnly: boolean): Promise<ResolvedHost | undefined> {
@@ -72,10 +70,10 @@ export function registerHostCommands(ctx: Ctx, state: WorkspaceConfigState, pool
     const pick = await vscode.window.showQuickPick(aliases.map((a) => ({ label: a, iconPath: new vscode.ThemeIcon('server') })), { title: 'MedRL: add a host from ~/.ssh/config', placeHolder: 'SSH alias' });
     if (!pick) return;
     const name = pick.label.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
-    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(addSshHost(text, name, pick.label, vscode.workspace.asRelativePath(uri))));
+    const saved = await editConfigFile(uri, (text) => addSshHost(text, name, pick.label, vscode.workspace.asRelativePath(uri)));
     await state.reload();
-    ctx.log.info(`added host ${name} (ssh ${pick.label}) to ${vscode.workspace.asRelativePath(uri)}`);
+    ctx.log.info(`added host ${name} (ssh ${pick.label}) to ${vscode.workspace.asRelativePath(uri)}${saved === 'unsaved' ? ' (in the editor, with your unsaved changes: save it to use the host)' : ''}`);
+    if (saved === 'unsaved') void vscode.window.showInformationMessage(`MedRL: added ${name} to the open ${vscode.workspace.asRelativePath(uri)}, beside your unsaved changes: save it to use the host.`);
   });
 
   ctx.command('medrl.hosts.checkEnvironment', async (node?: HostsNode) => {

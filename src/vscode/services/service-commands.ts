@@ -10,7 +10,8 @@ import { checkpointServiceName, servableModel, serviceNameOf } from '../../core/
 import type { Ctx } from '../ctx';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { workspaceHosts } from '../checkpoints/checkpoints-tree';
-import { requireTrust, standinsFor } from '../checkpoints/checkpoint-commands';
+import { standinsFor } from '../checkpoints/checkpoint-commands';
+import { requireTrust } from '../workspace-trust';
 import { ServiceKeys } from './service-keys';
 import type { ServiceNode, ServicesTree } from './services-tree';
 import { runSpecDocument } from '../active-file';
@@ -114,13 +115,16 @@ export function registerServiceCommands(ctx: Ctx, state: WorkspaceConfigState, p
     tree.refresh();
   });
 
+  // The URL, key and log are the host's: its port is forwarded and its run folder read only in a trusted workspace.
   ctx.command('medrl.services.copyUrl', async (node?: SvcArg) => {
+    requireTrust();
     const url = await urlOf(svcArg(node));
     await vscode.env.clipboard.writeText(url);
     void vscode.window.showInformationMessage(`MedRL: copied ${url}`);
   });
 
   ctx.command('medrl.services.copyApiKey', async (node?: SvcArg) => {
+    requireTrust();
     const key = await keys.get(svcArg(node).svc);
     if (!key) throw new Error('this service has no API key in this VS Code (it was started without one, or elsewhere)');
     await vscode.env.clipboard.writeText(key);
@@ -128,10 +132,12 @@ export function registerServiceCommands(ctx: Ctx, state: WorkspaceConfigState, p
   });
 
   ctx.command('medrl.services.openUrl', async (node?: SvcArg) => {
+    requireTrust();
     await vscode.env.openExternal(vscode.Uri.parse(`${await urlOf(svcArg(node))}/models`));
   });
 
   ctx.command('medrl.services.showLog', async (node?: SvcArg) => {
+    requireTrust();
     const n = svcArg(node);
     const host = await pool.get(n.host.name);
     const log = `${n.svc.record.dir}/output.log`;

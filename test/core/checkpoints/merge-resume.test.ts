@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, mkdirSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { discoverCheckpoints } from '../../../src/core/checkpoints/discover-checkpoints';
@@ -92,6 +92,19 @@ describe('resume training from a checkpoint', () => {
     const t = d.runs.find((x) => x.run.id === 't')!.checkpoints[0]!;
     const rt = parse(resumeSpecText(await readRunSpecText(host, t.run!.dir), t).text);
     assert.equal(rt.overrides.resume_from_checkpoint, t.path);
+  });
+
+  it('a spec whose name is a path is written inside configs/, not where its name points', async () => {
+    const runs = mkdtempSync(join(tmpdir(), 'resume-'));
+    writeStandInRun(runs, { id: 'v', framework: 'verl', steps: [40] });
+    const v = (await discoverCheckpoints(host, { runsDir: runs })).runs[0]!.checkpoints[0]!;
+    // The run folder is the host's: whoever could write it chose the name the resumed spec is saved under.
+    const text = (await readRunSpecText(host, v.run!.dir)).replace(/^name: .*$/m, 'name: ../../../.bashrc');
+    const r = resumeSpecText(text, v);
+    const configs = join('/ws', 'configs');
+    assert.equal(dirname(join(configs, `${r.stem}.yaml`)), configs);
+    assert.equal(r.stem, 'bashrc-resume-step40');
+    assert.equal(parse(r.text).name, '../../../.bashrc-resume-step40', 'the spec keeps its name; only the file name is made safe');
   });
 
   it('an invalid spec is refused with its file and field', () => {

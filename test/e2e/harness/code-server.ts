@@ -70,7 +70,7 @@ export class CodeServer {
     const install = spawnSync(NODE24, [ENTRY, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--install-extension', VSIX, '--force'], { encoding: 'utf8', env: { ...process.env, HOME: this.home } });
     if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stdout}\n${install.stderr}`);
     this.port = await freePort();
-    this.proc = spawn(NODE24, [ENTRY, '--auth', 'none', '--bind-addr', `127.0.0.1:${this.port}`, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust'], {
+    this.proc = spawn(NODE24, [ENTRY, '--auth', 'none', '--bind-addr', `127.0.0.1:${this.port}`, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--disable-telemetry', '--disable-update-check', ...(extraSettings['security.workspace.trust.enabled'] === true ? [] : ['--disable-workspace-trust'])], {
       env: { ...process.env, HOME: this.home },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
