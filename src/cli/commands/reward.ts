@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,7 +11,8 @@ import type { HostPool } from '../../core/remote/host-pool';
 import { LocalHost } from '../../core/remote/local-host';
 import { JUDGE_ENV, judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
 import { parseScoreSpec } from '../../core/judge/score-parser';
-import { loadSamples } from '../../core/reward/sample-source';
+import { batchDeadline } from '../../core/judge/judge-scorer';
+import { loadSamples, readSamples, type SampleRow } from '../../core/reward/sample-source';
 import { FunctionScorer, JudgeSamplesScorer, parseFunctionSpec, type Scorer } from '../../core/reward/scorers';
 import { checkCases, loadCases } from '../../core/reward/cases';
 import { compareWithTraining, loadRollouts } from '../../core/reward/backtest';
@@ -90,15 +92,12 @@ async function functionScorer(ctx: CommandContext, s: Session): Promise<Function
  * Runs `work` with the workspace session and a scorer for --fn that starts on first use (after the samples are read, so
  * a bad samples file fails before any worker starts); both are closed afterwards.
  */
-async function withFunction(ctx: CommandContext, work: (s: Session, score: (samples: RewardSample[]) => Promise<ScoreResult[]>) => Promise<number>): Promise<number> {
+async function withFunction(ctx: CommandContext, work: (s: Session, scorer: () => Promise<FunctionScorer>) => Promise<number>): Promise<number> {
   const hostName = (ctx.values.host as string | undefined) ?? LOCAL_HOST;
   const s = await openSession(ctx, { needsWorkspace: hostName !== LOCAL_HOST });
   let scorer: FunctionScorer | undefined;
   try {
-    return await work(s, async (samples) => {
-      scorer ??= await functionScorer(ctx, s);
-      return scorer.run(samples);
-    });
+    return await work(s, async () => (scorer ??= await functionScorer(ctx, s)));
   } finally {
     scorer?.dispose();
     await s.close();
@@ -113,10 +112,53 @@ function sampleLine(r: ScoreResult): Record<string, unknown> {
   return { index: r.index, score: r.score, detail: r.detail, error: r.error, ...(r.raw !== undefined ? { raw: r.raw } : {}) };
 }
 
-function summary(results: ScoreResult[]): string {
-  const scores = results.map((r) => r.score).filter((x): x is number => x !== null);
-  const mean = scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : NaN;
-  return `${results.length} samples, ${scores.length} scored (mean ${Number.isNaN(mean) ? '-' : mean.toFixed(4)}), ${results.filter((r) => r.error).length} errors`;
+/** The summary line of a run, counted as results go by (a streamed run keeps none). */
+class Tally {
+  samples = 0;
+  scored = 0;
+  sum = 0;
+  errors = 0;
+
+  add(r: ScoreResult): void {
+    this.samples++;
+    if (r.score !== null) {
+      this.scored++;
+      this.sum += r.score;
+    }
+    if (r.error) this.errors++;
+  }
+
+  static of(results: ScoreResult[]): Tally {
+    const t = new Tally();
+    for (const r of results) t.add(r);
+    return t;
+  }
+
+  toString(): string {
+    return `${this.samples} samples, ${this.scored} scored (mean ${this.scored ? (this.sum / this.scored).toFixed(4) : '-'}), ${this.errors} errors`;
+  }
+}
+
+function resultLine(r: ScoreResult, json: boolean): string {
+  return json ? JSON.stringify(sampleLine(r)) : `${String(r.index).padStart(5)}  ${r.score === null ? '    -' : r.score.toFixed(4).padStart(8)}  ${r.error ?? ''}`;
+}
+
+/** Writes lines in blocks, waiting while the output is full: a million results never pile up in a pipe's buffer. */
+class LineWriter {
+  private block = '';
+
+  constructor(private readonly out: NodeJS.WritableStream) {}
+
+  async line(text: string): Promise<void> {
+    this.block += `${text}\n`;
+    if (this.block.length >= 1 << 16) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const block = this.block;
+    this.block = '';
+    if (block && !this.out.write(block)) await once(this.out, 'drain');
+  }
 }
 
 const common = {
@@ -134,21 +176,36 @@ export const rewardRunCommand: Command = {
     'extra_info), verl rollout dump lines (output, gts) or dataset rows with a response. --json prints one JSON object per',
     'sample, in input order: {index, score, detail, error}. --judge NAME gives the function MEDRL_JUDGE_URL/MODEL/API_KEY',
     '(the key from the environment variable MEDRL_JUDGE_API_KEY). --concurrency N runs N workers; --timeout S per call (30).',
+    'Rows are streamed (read, scored and printed as they go, in bounded memory); a JSONL line over 8 MiB is refused.',
     'Exit code 1 when a sample has an error or a row could not be read.',
   ].join('\n'),
   options: { ...common, fn: { type: 'string' }, samples: { type: 'string' }, judge: { type: 'string' }, host: { type: 'string' }, limit: { type: 'string' } },
   async run(ctx) {
     if (!ctx.values.fn || !ctx.values.samples) throw new UsageError('--fn and --samples are required');
-    return withFunction(ctx, async (_s, score) => {
-      const loaded = await loadSamples(new LocalHost(), resolve(ctx.cwd, ctx.values.samples as string), { limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined });
-      printProblems(ctx, loaded.problems);
-      const results = await score(loaded.samples);
-      if (ctx.json) printLines(ctx, results.map((r) => JSON.stringify(sampleLine(r))));
-      else {
-        printLines(ctx, results.map((r) => `${String(r.index).padStart(5)}  ${r.score === null ? '    -' : r.score.toFixed(4).padStart(8)}  ${r.error ?? ''}`));
-        ctx.stderr.write(`${summary(results)}\n`);
+    const limit = ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined;
+    return withFunction(ctx, async (_s, scorer) => {
+      // Streamed: rows are read, scored and printed as they go, so memory does not grow with the file (a million rows).
+      const rows = readSamples(new LocalHost(), resolve(ctx.cwd, ctx.values.samples as string), { limit });
+      let problems = 0;
+      async function* samples(first: IteratorResult<SampleRow>): AsyncGenerator<RewardSample> {
+        for (let r = first; !r.done; r = await rows.next()) {
+          if ('problem' in r.value) {
+            problems++;
+            printProblems(ctx, [r.value.problem]);
+          } else yield r.value.sample;
+        }
       }
-      return loaded.problems.length || results.some((r) => r.error) ? 1 : 0;
+      // The first row is read before the worker starts: a samples file that cannot be read fails first.
+      const source = samples(await rows.next());
+      const out = new LineWriter(ctx.stdout);
+      const tally = new Tally();
+      for await (const r of (await scorer()).stream(source)) {
+        tally.add(r);
+        await out.line(resultLine(r, ctx.json));
+      }
+      await out.flush();
+      if (!ctx.json) ctx.stderr.write(`${tally}\n`);
+      return problems || tally.errors ? 1 : 0;
     });
   },
 };
@@ -161,10 +218,10 @@ export const rewardCasesCommand: Command = {
   options: { ...common, fn: { type: 'string' }, judge: { type: 'string' }, host: { type: 'string' } },
   async run(ctx) {
     if (!ctx.values.fn) throw new UsageError('--fn is required');
-    return withFunction(ctx, async (_s, score) => {
+    return withFunction(ctx, async (_s, scorer) => {
       const { path, cases, problems } = await loadCases(new LocalHost(), resolve(ctx.cwd, parseFunctionSpec(ctx.values.fn as string).path));
       printProblems(ctx, problems);
-      const outcomes = checkCases(cases, await score(cases));
+      const outcomes = checkCases(cases, await (await scorer()).run(cases));
       if (ctx.json) printJson(ctx, { file: path, passed: outcomes.filter((o) => o.pass).length, failed: outcomes.filter((o) => !o.pass).length, cases: outcomes });
       else printLines(ctx, [...outcomes.map((o) => `${o.pass ? 'pass' : 'FAIL'}  case ${o.index + 1}: expected ${o.expected}, got ${o.score ?? '-'}${o.error ? ` (${o.error})` : ''}`), `${outcomes.filter((o) => o.pass).length}/${outcomes.length} cases pass (${path})`]);
       return problems.length || outcomes.some((o) => !o.pass) ? 1 : 0;
@@ -181,7 +238,7 @@ export const rewardBacktestCommand: Command = {
   async run(ctx) {
     if (!ctx.values.run || !ctx.values.fn) throw new UsageError('--run and --fn are required');
     const hostName = (ctx.values.host as string | undefined) ?? LOCAL_HOST;
-    return withFunction(ctx, async (s, score) => {
+    return withFunction(ctx, async (s, scorer) => {
       const host = await s.pool.get(hostName);
       const dir = host.kind === 'local' ? resolve(ctx.cwd, ctx.values.run as string) : (ctx.values.run as string);
       const steps = ctx.values.steps ? (ctx.values.steps as string).split(',').map((x) => Number(x)) : undefined;
@@ -189,7 +246,7 @@ export const rewardBacktestCommand: Command = {
       const rollouts = await loadRollouts(host, { host: hostName, dir }, { steps, limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined });
       printProblems(ctx, rollouts.problems);
       if (!rollouts.samples.length) throw new Error(`${dir}/rollouts has no samples${steps ? ` for steps ${steps.join(', ')}` : ''}`);
-      const results = await score(rollouts.samples);
+      const results = await (await scorer()).run(rollouts.samples);
       const report = compareWithTraining(rollouts, results, { threshold: numberOption(ctx, 'threshold', 0.5) });
       if (ctx.json) printJson(ctx, report);
       else {
@@ -211,9 +268,9 @@ export const rewardBacktestCommand: Command = {
 export const judgeRunCommand: Command = {
   path: ['judge', 'run'],
   summary: 'Score samples with an LLM judge from medrl.yaml (prompt template, score parser, retries, cache)',
-  usage: 'medrl judge run --samples FILE.jsonl [--judge NAME] [--prompt TEMPLATE] [--parse SPEC] [--concurrency N] [--no-cache] [--limit N] [--json]',
-  details: 'The prompt template and parser default to the judge\'s prompt:/parse: in medrl.yaml. --parse: number, json:FIELD, regex:PATTERN,\nlabel:correct=1,incorrect=0. The API key comes from MEDRL_JUDGE_API_KEY. --json: one object per sample {index, score, detail, error, raw}.',
-  options: { config: { type: 'string', short: 'c' }, samples: { type: 'string' }, judge: { type: 'string' }, prompt: { type: 'string' }, parse: { type: 'string' }, concurrency: { type: 'string' }, 'no-cache': { type: 'boolean' }, limit: { type: 'string' } },
+  usage: 'medrl judge run --samples FILE.jsonl [--judge NAME] [--prompt TEMPLATE] [--parse SPEC] [--concurrency N] [--no-cache] [--limit N] [--deadline SECONDS] [--json]',
+  details: 'The prompt template and parser default to the judge\'s prompt:/parse: in medrl.yaml. --parse: number, json:FIELD, regex:PATTERN,\nlabel:correct=1,incorrect=0. The API key comes from MEDRL_JUDGE_API_KEY. --deadline: the whole batch ends within SECONDS; rows not\nanswered by then are errors that name the deadline. --json: one object per sample {index, score, detail, error, raw}.',
+  options: { config: { type: 'string', short: 'c' }, samples: { type: 'string' }, judge: { type: 'string' }, prompt: { type: 'string' }, parse: { type: 'string' }, concurrency: { type: 'string' }, 'no-cache': { type: 'boolean' }, limit: { type: 'string' }, deadline: { type: 'string' } },
   async run(ctx) {
     if (!ctx.values.samples) throw new UsageError('--samples is required');
     const s = await openSession(ctx, { needsWorkspace: true, requireJudge: true });
@@ -228,12 +285,13 @@ export const judgeRunCommand: Command = {
       const scorer: Scorer = new JudgeSamplesScorer(judge.name, { ...judge.scorer, template: (ctx.values.prompt as string | undefined) ?? judge.scorer.template, parser });
       const loaded = await loadSamples(new LocalHost(), resolve(ctx.cwd, ctx.values.samples as string), { limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined });
       printProblems(ctx, loaded.problems);
-      const results = await scorer.run(loaded.samples);
+      const deadline = ctx.values.deadline === undefined ? undefined : batchDeadline(intOption(ctx, 'deadline', 1) * 1000);
+      const results = await scorer.run(loaded.samples, { deadline });
       const p = judge.scorer.client.params;
       if (ctx.json) printLines(ctx, results.map((r) => JSON.stringify({ ...sampleLine(r), raw: r.raw ?? null, attempts: r.attempts, cached: r.cached })));
       else {
         printLines(ctx, results.map((r) => `${String(r.index).padStart(5)}  ${r.score === null ? '    -' : r.score.toFixed(4).padStart(8)}  ${r.error ?? JSON.stringify(r.raw ?? '').slice(0, 100)}`));
-        ctx.stderr.write(`${summary(results)}; judge ${judge.name} (${judge.scorer.client.endpoint.model}, temperature ${p.temperature}${p.seed === undefined ? '' : `, seed ${p.seed}`})\n`);
+        ctx.stderr.write(`${Tally.of(results)}; judge ${judge.name} (${judge.scorer.client.endpoint.model}, temperature ${p.temperature}${p.seed === undefined ? '' : `, seed ${p.seed}`})\n`);
       }
       return loaded.problems.length || results.some((r) => r.error) ? 1 : 0;
     } finally {

@@ -19,8 +19,23 @@ export interface JudgeScorer {
   parser: ScoreParser;
 }
 
-/** Asks the judge about every sample (as many at once as the judge allows); results arrive as they come, in any order. */
-export async function judgeSamples(judge: JudgeScorer, samples: RewardSample[], opts: JudgeCallOptions & { onResult?: (r: ScoreResult) => void } = {}): Promise<ScoreResult[]> {
+/** A deadline `ms` from now for a batch of judge calls (JudgeCallOptions.deadline; RunOptions of a judge scorer take it too). */
+export function batchDeadline(ms: number): NonNullable<JudgeCallOptions['deadline']> {
+  return { at: Date.now() + ms, label: `the batch deadline (${+(ms / 1000).toFixed(1)} s)` };
+}
+
+export interface JudgeBatchOptions extends JudgeCallOptions {
+  onResult?: (r: ScoreResult) => void;
+  /** The whole batch ends within this many ms: rows not answered by then get an error naming the deadline. */
+  deadlineMs?: number;
+}
+
+/**
+ * Asks the judge about every sample (as many at once as the judge allows); results arrive as they come, in any order,
+ * one per sample, failures included.
+ */
+export async function judgeSamples(judge: JudgeScorer, samples: RewardSample[], batch: JudgeBatchOptions = {}): Promise<ScoreResult[]> {
+  const opts: JudgeBatchOptions = batch.deadlineMs === undefined ? batch : { ...batch, deadline: batchDeadline(batch.deadlineMs) };
   const out: ScoreResult[] = new Array(samples.length);
   await Promise.all(samples.map(async (sample, index) => {
     let r: ScoreResult;

@@ -9,6 +9,9 @@ import { shellQuote } from './shell-quote';
  * process group (setsid) with stdin from /dev/null, so a timeout kills all of it and it cannot eat the next command.
  * Output is framed by a random marker that commands cannot guess.
  */
+/** After a timeout, how long the killed command's end may take to be reported before the shell is given up. */
+export const BATCH_KILL_GRACE_MS = 5000;
+
 export class BatchShell {
   private queue: Promise<unknown> = Promise.resolve();
   private out = '';
@@ -51,10 +54,18 @@ export class BatchShell {
     // `setsid` puts the command in a group of its own (its pid is the group id) that a timeout can kill whole.
     this.channel.write(`if command -v setsid >/dev/null; then setsid sh -c ${shellQuote(command)} </dev/null & p=$!; else sh -c ${shellQuote(command)} </dev/null & p=$!; fi; printf '${m} pid %s\\n' "$p" >&2; wait "$p"; s=$?; printf '${m} exit %s\\n' "$s"; printf '${m} end\\n' >&2\n`);
     let timedOut = false;
+    let givenUp = false;
     let pid: number | undefined;
+    let grace: NodeJS.Timeout | undefined;
     const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
       timedOut = true;
       if (pid) this.killGroup(pid);
+      // A host that stopped answering never reports the end: the shell is closed (the next command opens another).
+      grace = setTimeout(() => {
+        givenUp = true;
+        this.close();
+        this.waiter?.();
+      }, BATCH_KILL_GRACE_MS);
     }, timeoutMs);
     try {
       for (;;) {
@@ -76,12 +87,17 @@ export class BatchShell {
           const signal = status > 128 && timedOut ? 'SIGKILL' : null;
           return { code: signal ? null : status, signal, stdout, stderr, ...(timedOut ? { timedOut } : {}) };
         }
+        if (givenUp) {
+          this.closed ??= new Error('the batch shell was closed: a command did not end after its timeout');
+          return { code: null, signal: null, stdout: '', stderr: '', timedOut: true };
+        }
         if (this.closed) throw this.closed;
         await new Promise<void>((resolve) => (this.waiter = resolve));
         this.waiter = undefined;
       }
     } finally {
       clearTimeout(timer);
+      clearTimeout(grace);
     }
   }
 

@@ -81,10 +81,11 @@ export interface Host {
    * transfers. Stopping the iteration early, or `signal`, stops the read on the host.
    */
   readChunks(path: string, opts?: { start?: number; end?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
+  /** Writes a file the user's alone: mode 0600 by default, never group or other bits (`mode` & 0700); parents 0700. */
   writeFile(path: string, data: string | Uint8Array, opts?: { mode?: number }): Promise<void>;
   stat(path: string): Promise<FileStat>;
   readdir(path: string): Promise<DirEntry[]>;
-  /** Creates a folder and its parents. */
+  /** Creates a folder and its parents, 0700. Commands (exec, spawn) run under `umask 077`. */
   mkdir(path: string): Promise<void>;
   /** Removes a file or a folder with everything in it. */
   remove(path: string): Promise<void>;

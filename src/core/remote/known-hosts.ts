@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AuthPrompter } from './auth-prompter';
@@ -61,12 +61,16 @@ function globMatch(pattern: string, name: string): boolean {
   return re.test(name);
 }
 
+/** OpenSSH's hashed host field: `|1|` base64(20-byte salt) `|` base64(HMAC-SHA1(salt, name)) (OpenSSH hostfile.c host_hash). */
+function hashedName(name: string, salt: Buffer): string {
+  return `|1|${salt.toString('base64')}|${createHmac('sha1', salt).update(name).digest('base64')}`;
+}
+
 /** Whether a known_hosts host field (`a,b,!c`, wildcards, or a hashed `|1|salt|hash`) names this host. */
 function hostMatches(patterns: string, name: string): boolean {
   if (patterns.startsWith('|1|')) {
-    const [, , salt, hash] = patterns.split('|');
-    if (!salt || !hash) return false;
-    return createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash;
+    const [, , salt] = patterns.split('|');
+    return !!salt && hashedName(name, Buffer.from(salt, 'base64')) === patterns;
   }
   let matched = false;
   for (const p of patterns.split(',')) {
@@ -110,11 +114,17 @@ export function knownHostKeyTypes(files: readonly string[], host: string, port: 
   return [...new Set(files.flatMap(parseFile).filter((e) => !e.marker && hostMatches(e.patterns, name)).map((e) => e.type))];
 }
 
-export function appendKnownHost(file: string, host: string, port: number, key: HostKey): void {
+/**
+ * Adds a host's key to a known_hosts file. The name is hashed, as `ssh-keygen -H` and HashKnownHosts do, when `hash` is
+ * set or the file already hides its names (a plain line there would give away what the user hashed away).
+ */
+export function appendKnownHost(file: string, host: string, port: number, key: HostKey, opts: { hash?: boolean } = {}): void {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const sep = text && !text.endsWith('\n') ? '\n' : '';
-  appendFileSync(file, `${sep}${knownHostsName(host, port)} ${key.type} ${key.blob.toString('base64')}\n`, { mode: 0o600 });
+  const name = knownHostsName(host, port);
+  const hash = opts.hash || /^\|1\|/m.test(text);
+  appendFileSync(file, `${sep}${hash ? hashedName(name, randomBytes(20)) : name} ${key.type} ${key.blob.toString('base64')}\n`, { mode: 0o600 });
 }
 
 /** A host key that does not match known_hosts; the message says what OpenSSH says, in plain words, and what to do. */
@@ -140,6 +150,8 @@ export async function verifyHostKey(opts: {
   port: number;
   key: HostKey;
   prompter: AuthPrompter;
+  /** HashKnownHosts yes: the appended line hides the host name. */
+  hash?: boolean;
 }): Promise<void> {
   const { host, port, key } = opts;
   const name = knownHostsName(host, port);
@@ -165,5 +177,5 @@ export async function verifyHostKey(opts: {
     knownTypes: found.otherTypes,
   });
   if (!yes) throw new HostKeyError(`${name}: host key ${fp} not accepted; not connected`, 'rejected');
-  appendKnownHost(opts.appendTo, host, port, key);
+  appendKnownHost(opts.appendTo, host, port, key, { hash: opts.hash });
 }

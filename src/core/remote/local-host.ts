@@ -5,6 +5,9 @@ import { join, dirname } from 'node:path';
 import { LOCAL_HOST } from '../config/workspace-config';
 import { collectExec, HostFileNotFoundError, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
 
+/** Files and folders the product makes are the user's alone (as `umask 077` makes them). */
+const PRIVATE = 0o700;
+
 function expand(path: string): string {
   if (path === '~') return homedir();
   if (path.startsWith('~/')) return join(homedir(), path.slice(2));
@@ -28,8 +31,9 @@ export class LocalHost implements Host {
 
   async spawn(script: string, opts: Omit<ExecOptions, 'stdin' | 'timeoutMs'> = {}): Promise<SpawnedProcess> {
     this.counters.roundTrips++;
-    // Own process group, so kill() and timeouts stop the whole tree the command started.
-    const child = spawnChild('/bin/sh', ['-c', script], {
+    // Own process group, so kill() and timeouts stop the whole tree the command started; umask 077: what it makes is
+    // the user's alone.
+    const child = spawnChild('/bin/sh', ['-c', `umask 077\n${script}`], {
       cwd: opts.cwd ? expand(opts.cwd) : undefined,
       env: { ...process.env, ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -89,11 +93,13 @@ export class LocalHost implements Host {
     }
   }
 
+  /** Private whatever the caller asks: no group or other bits (a file that existed gets the mode too). */
   async writeFile(path: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
     const file = expand(path);
-    await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, data, { mode: opts.mode });
-    if (opts.mode !== undefined) await chmod(file, opts.mode);
+    const mode = (opts.mode ?? 0o600) & PRIVATE;
+    await mkdir(dirname(file), { recursive: true, mode: PRIVATE });
+    await writeFile(file, data, { mode });
+    await chmod(file, mode);
   }
 
   async stat(path: string): Promise<FileStat> {
@@ -117,7 +123,7 @@ export class LocalHost implements Host {
   }
 
   async mkdir(path: string): Promise<void> {
-    await mkdir(expand(path), { recursive: true });
+    await mkdir(expand(path), { recursive: true, mode: PRIVATE });
   }
 
   async remove(path: string): Promise<void> {

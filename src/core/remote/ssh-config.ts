@@ -8,7 +8,11 @@ export interface SshPaths {
   home: string;
   sshConfigPath: string;
   knownHostsPath: string;
+  /** GlobalKnownHostsFile when ~/.ssh/config sets none; default OpenSSH's (ssh_config(5), OpenSSH 9.x). */
+  globalKnownHostsPaths?: string[];
 }
+
+const GLOBAL_KNOWN_HOSTS = ['/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2'];
 
 export function defaultSshPaths(home: string = homedir()): SshPaths {
   return { home, sshConfigPath: join(home, '.ssh/config'), knownHostsPath: join(home, '.ssh/known_hosts') };
@@ -28,6 +32,10 @@ export interface SshEndpoint {
   identityAgent?: string | 'none';
   /** Extra known_hosts files from UserKnownHostsFile. */
   knownHostsFiles: string[];
+  /** The system's known_hosts (GlobalKnownHostsFile): read when verifying, never written. */
+  globalKnownHostsFiles: string[];
+  /** HashKnownHosts yes: new known_hosts lines hide the host name. */
+  hashKnownHosts: boolean;
   connectTimeoutMs?: number;
   serverAliveIntervalMs?: number;
   serverAliveCountMax?: number;
@@ -143,6 +151,10 @@ function resolveEndpoint(config: SSHConfig, alias: string, paths: SshPaths, over
     explicitIdentityFiles: files.length > 0,
     identityAgent: identityAgent(agent, ep, paths),
     knownHostsFiles: all(c.userknownhostsfile).flatMap((v) => splitWords(v)).map((f) => expandTokens(f, ep, paths)),
+    globalKnownHostsFiles: c.globalknownhostsfile === undefined
+      ? (paths.globalKnownHostsPaths ?? GLOBAL_KNOWN_HOSTS)
+      : all(c.globalknownhostsfile).flatMap((v) => splitWords(v)).map((f) => expandTokens(f, ep, paths)),
+    hashKnownHosts: first(c.hashknownhosts)?.toLowerCase() === 'yes',
     connectTimeoutMs: seconds(c.connecttimeout),
     serverAliveIntervalMs: seconds(c.serveraliveinterval),
     serverAliveCountMax: first(c.serveralivecountmax) === undefined ? undefined : Number(first(c.serveralivecountmax)),

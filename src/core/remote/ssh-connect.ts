@@ -25,8 +25,13 @@ export interface SshContext {
   session: Map<string, string>;
   /** ssh-agent socket; default SSH_AUTH_SOCK. IdentityAgent in ~/.ssh/config wins. */
   agentSocket?: string;
-  /** Bound on reaching a host (TCP, SSH banner, key exchange); default ConnectTimeout from the config, else 15 s. */
+  /**
+   * Bound on each wait for a host while connecting (TCP, SSH banner, key exchange, each authentication step, a jump
+   * host's channel); default ConnectTimeout from the config, else 15 s. Time spent answering a prompt is not counted.
+   */
   connectTimeoutMs?: number;
+  /** Bound on the server's answer to a channel request (exec, SFTP, forward); default 30 s. */
+  requestTimeoutMs?: number;
   keepaliveIntervalMs?: number;
 }
 
@@ -53,6 +58,10 @@ function hostKeyOrder(known: string[]): HostKeyAlgorithm[] {
   return [...HOST_KEY_ALGORITHMS.filter(isKnown), ...HOST_KEY_ALGORITHMS.filter((a) => !isKnown(a))];
 }
 
+function seconds(ms: number): number {
+  return Math.round(ms / 1000);
+}
+
 function label(ep: SshEndpoint): string {
   return ep.alias === ep.hostName && ep.port === 22 ? ep.alias : `${ep.alias} (${ep.user}@${ep.hostName}:${ep.port})`;
 }
@@ -69,7 +78,7 @@ function networkReason(err: NodeJS.ErrnoException, ep: SshEndpoint): string {
 }
 
 /** The authentication steps for one endpoint, tried in OpenSSH's order: agent, key files, keyboard-interactive, password. */
-function authSteps(ep: SshEndpoint, ctx: SshContext, hostLabel: string): { next(methodsLeft: AuthenticationType[]): Promise<AnyAuthMethod | false>; tried: string[] } {
+function authSteps(ep: SshEndpoint, ctx: SshContext, hostLabel: string, timing: { pause(): void; wait(stage: 'auth'): void }): { next(methodsLeft: AuthenticationType[]): Promise<AnyAuthMethod | false>; tried: string[] } {
   const tried: string[] = [];
   const username = ep.user;
   const agent = ep.identityAgent === 'none' ? undefined : (ep.identityAgent ?? ctx.agentSocket ?? process.env.SSH_AUTH_SOCK);
@@ -95,9 +104,14 @@ function authSteps(ep: SshEndpoint, ctx: SshContext, hostLabel: string): { next(
       username,
       prompt: (name, instructions, _lang, prompts, finish) => {
         if (prompts.length === 0) return finish([]);
+        timing.pause();
+        const answer = (values: string[]) => {
+          timing.wait('auth');
+          finish(values);
+        };
         ctx.prompter
           .keyboardInteractive({ host: hostLabel, user: username, name, instructions, prompts: prompts.map((p) => ({ prompt: p.prompt, echo: p.echo ?? false })) })
-          .then((a) => finish(a?.value ?? []), () => finish([]));
+          .then((a) => answer(a?.value ?? []), () => answer([]));
       },
     };
   });
@@ -169,14 +183,15 @@ async function loadKey(file: string, ctx: SshContext, hostLabel: string): Promis
 
 /** Opens one authenticated SSH connection to an endpoint, directly or through `sock` (a channel of the previous hop). */
 function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promise<Client> {
-  const knownFiles = ep.knownHostsFiles.length ? ep.knownHostsFiles : [ctx.paths.knownHostsPath];
+  const userFiles = ep.knownHostsFiles.length ? ep.knownHostsFiles : [ctx.paths.knownHostsPath];
+  const knownFiles = [...userFiles, ...ep.globalKnownHostsFiles];
   const hostLabel = label(ep);
   const timeoutMs = ctx.connectTimeoutMs ?? ep.connectTimeoutMs ?? 15_000;
-  const auth = authSteps(ep, ctx, hostLabel);
   const client = new (loadSsh2().Client)();
   return new Promise<Client>((resolve, reject) => {
     let failure: Error | undefined;
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
@@ -185,8 +200,19 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
       client.destroy();
       reject(err);
     };
-    // Bounded wait for the network part only (TCP, banner, key exchange); questions to the user are not timed.
-    const timer = setTimeout(() => fail(new SshConnectError(`${hostLabel}: unreachable: no SSH answer within ${Math.round(timeoutMs / 1000)} s (host down, firewall, or wrong HostName/Port?)`, 'unreachable')), timeoutMs);
+    // Every wait for the server is bounded by `timeoutMs`, and the error names the stage it stopped in; the time a question
+    // to the user is open is not counted (timer paused). ssh2's readyTimeout cannot pause: one timer from connect to
+    // USERAUTH_SUCCESS (ssh2 1.17.0 lib/client.js startTimeout), which a slow passphrase would trip.
+    const wait = (stage: 'connect' | 'auth') => {
+      clearTimeout(timer);
+      const why = stage === 'connect'
+        ? `unreachable: no SSH answer within ${seconds(timeoutMs)} s (host down, firewall, or wrong HostName/Port?)`
+        : `no SSH answer within ${seconds(timeoutMs)} s during authentication as ${ep.user} (the server stopped answering after the key exchange)`;
+      timer = setTimeout(() => fail(new SshConnectError(`${hostLabel}: ${why}`, 'unreachable')), timeoutMs);
+    };
+    const pause = () => clearTimeout(timer);
+    wait('connect');
+    const auth = authSteps(ep, ctx, hostLabel, { pause, wait });
     client.on('error', (err: Error & { level?: string; code?: string }) => {
       if (failure) return fail(failure);
       if (err.level === 'client-authentication') {
@@ -199,7 +225,7 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
     client.on('ready', () => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      pause();
       resolve(client);
     });
     client.connect({
@@ -207,14 +233,17 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
       port: ep.port,
       username: ep.user,
       sock,
-      readyTimeout: 24 * 3600_000,
+      readyTimeout: 0, // bounded by wait() above
       keepaliveInterval: ep.serverAliveIntervalMs ?? ctx.keepaliveIntervalMs ?? 15_000,
       keepaliveCountMax: ep.serverAliveCountMax ?? 3,
       algorithms: { serverHostKey: hostKeyOrder(knownHostKeyTypes(knownFiles, ep.hostName, ep.port)) },
       hostVerifier: (blob: Buffer, verify: (ok: boolean) => void) => {
-        clearTimeout(timer);
-        verifyHostKey({ files: knownFiles, appendTo: knownFiles[0]!, host: ep.hostName, port: ep.port, key: hostKeyFromBlob(blob), prompter: ctx.prompter }).then(
-          () => verify(true),
+        pause(); // the user may be asked about the key
+        verifyHostKey({ files: knownFiles, appendTo: userFiles[0]!, host: ep.hostName, port: ep.port, key: hostKeyFromBlob(blob), prompter: ctx.prompter, hash: ep.hashKnownHosts }).then(
+          () => {
+            wait('auth');
+            verify(true);
+          },
           (err: Error) => {
             failure = err instanceof HostKeyError ? new SshConnectError(err.message, 'host-key', { cause: err }) : err;
             verify(false);
@@ -222,8 +251,15 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
         );
       },
       authHandler: (methodsLeft, _partial, next) => {
-        if (methodsLeft === null) return next('none');
-        auth.next(methodsLeft).then((m) => next(m as AnyAuthMethod), (err: Error) => {
+        pause(); // the server answered; the next step may ask the user
+        if (methodsLeft === null) {
+          wait('auth');
+          return next('none');
+        }
+        auth.next(methodsLeft).then((m) => {
+          if (m) wait('auth');
+          next(m as AnyAuthMethod);
+        }, (err: Error) => {
           failure = err instanceof SshConnectError ? err : new SshConnectError(`${hostLabel}: ${err.message}`, 'auth', { cause: err });
           next(false as unknown as AnyAuthMethod);
         });
@@ -238,7 +274,7 @@ export async function connectRoute(route: SshRoute, ctx: SshContext): Promise<Cl
   try {
     for (const ep of [...route.jumps, route.target]) {
       const prev = clients[clients.length - 1];
-      const sock = prev ? await forwardTo(prev, ep) : undefined;
+      const sock = prev ? await forwardTo(prev, ep, ctx.connectTimeoutMs ?? ep.connectTimeoutMs ?? 15_000) : undefined;
       clients.push(await connectEndpoint(ep, ctx, sock));
     }
     return clients;
@@ -248,9 +284,16 @@ export async function connectRoute(route: SshRoute, ctx: SshContext): Promise<Cl
   }
 }
 
-function forwardTo(via: Client, ep: SshEndpoint): Promise<Duplex> {
+function forwardTo(via: Client, ep: SshEndpoint, timeoutMs: number): Promise<Duplex> {
   return new Promise((resolve, reject) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      reject(new SshConnectError(`${label(ep)}: unreachable: the jump host did not answer within ${seconds(timeoutMs)} s when asked for a channel to ${ep.hostName}:${ep.port}`, 'unreachable'));
+    }, timeoutMs);
     via.forwardOut('127.0.0.1', 0, ep.hostName, ep.port, (err, channel) => {
+      if (late) return void channel?.close();
+      clearTimeout(timer);
       if (err) reject(new SshConnectError(`${label(ep)}: unreachable through the jump host: ${err.message}`, 'unreachable', { cause: err }));
       else resolve(channel);
     });

@@ -16,6 +16,14 @@ export type SshHostState =
   | { state: 'auth-needed'; reason: string }
   | { state: 'unreachable'; reason: string };
 
+/** The server did not answer a channel request (exec, SFTP, forward) in time. */
+export class SshRequestTimeoutError extends Error {
+  constructor(host: string, stage: string, ms: number) {
+    super(`${host}: the SSH server did not answer within ${Math.round(ms / 1000)} s while ${stage}`);
+    this.name = 'SshRequestTimeoutError';
+  }
+}
+
 /** A command or transfer that was running when the connection dropped. The next call reconnects. */
 export class HostConnectionLostError extends Error {
   constructor(host: string, what: string, cause?: string) {
@@ -46,6 +54,10 @@ const WRITES_IN_FLIGHT = 16;
 /** OpenSSH's default MaxSessions is 10 channels per connection; one is kept for SFTP. Further commands wait for a slot. */
 const MAX_SESSIONS = 8;
 const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000];
+/** How long the server may take to answer a channel request (exec, SFTP, a forward) before it is given up. */
+export const SSH_REQUEST_TIMEOUT_MS = 30_000;
+/** Files the product writes on a host are the user's alone, whatever mode a caller asks for. */
+const PRIVATE = 0o700;
 
 /** `~/x` → `x`: SFTP resolves relative paths from the home folder. */
 function sftpPath(path: string): string {
@@ -70,12 +82,16 @@ export function remoteCommand(script: string, opts: { cwd?: string; env?: Record
   return `exec sh -c ${shellQuote(`printf '\\036%s\\n' "$$" >&2\n${scriptWithEnv(script, opts)}`)}`;
 }
 
-/** The script after quoted `export` lines and the `cd` into its working folder. */
+/**
+ * The script after `umask 077` (everything the product makes on a host is the user's alone), quoted `export` lines and
+ * the `cd` into its working folder.
+ */
 function scriptWithEnv(script: string, opts: { cwd?: string; env?: Record<string, string> }): string {
-  const lines = Object.entries(opts.env ?? {}).map(([k, v]) => {
+  const lines = ['umask 077'];
+  lines.push(...Object.entries(opts.env ?? {}).map(([k, v]) => {
     if (!ENV_NAME.test(k)) throw new Error(`environment variable name "${k}" is not valid (letters, digits and _)`);
     return `export ${k}=${shellQuote(v)}`;
-  });
+  }));
   // sshd starts in the home folder from the password database; the command starts in $HOME (or cwd) either way.
   lines.push(opts.cwd ? `cd ${shellPath(opts.cwd)} || exit 1` : 'cd "$HOME" 2>/dev/null');
   lines.push(script);
@@ -219,7 +235,7 @@ export class SshHost implements Host {
 
   /** The connection's long-lived shell for batch commands, opened on first use (it holds one session slot). */
   private batchShell(conn: Connection): Promise<BatchShell> {
-    conn.batch ??= this.openExec(conn, 'exec sh', 'opening a shell').then(
+    conn.batch ??= this.openExec(conn, 'umask 077; exec sh', 'opening a shell').then(
       (ch) => new BatchShell(ch, (pgid) => conn.client.exec(`kill -KILL -- -${pgid} 2>/dev/null`, (err, c) => void (err ? undefined : c.resume()))),
     );
     conn.batch.catch(() => (conn.batch = undefined));
@@ -293,19 +309,39 @@ export class SshHost implements Host {
     for (let attempt = 1; ; attempt++) {
       await this.acquireSession();
       try {
-        const channel = await new Promise<ClientChannel>((resolve, reject) => {
-          conn.client.exec(command, (err, ch) => (err ? reject(err) : resolve(ch)));
-        });
+        const channel = await this.answered<ClientChannel>(`opening a channel for ${what}`, (cb) => conn.client.exec(command, cb), (ch) => ch.close());
         channel.once('close', () => this.releaseSession());
         this.counters.roundTrips++;
         return channel;
       } catch (err) {
         this.releaseSession();
         if (conn.lost) throw new HostConnectionLostError(this.name, what, conn.lost);
+        if (err instanceof SshRequestTimeoutError) throw err;
         if (attempt >= 20 || !/open failed/.test((err as Error).message)) throw new Error(`${this.name}: cannot start a command: ${(err as Error).message}`);
         await new Promise((r) => setTimeout(r, 10 * attempt));
       }
     }
+  }
+
+  /**
+   * The server's answer to a channel request, within `requestTimeoutMs`: a server that stops answering fails the call
+   * with the host and the stage named, and a channel that opens after that is closed.
+   */
+  private answered<T>(stage: string, request: (cb: (err: Error | undefined, value: T) => void) => void, discard: (late: T) => void): Promise<T> {
+    const ms = this.ctx.requestTimeoutMs ?? SSH_REQUEST_TIMEOUT_MS;
+    return new Promise<T>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new SshRequestTimeoutError(this.name, stage, ms));
+      }, ms);
+      request((err, value) => {
+        if (late) return void (err ? undefined : discard(value));
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve(value);
+      });
+    });
   }
 
   private async acquireSession(): Promise<void> {
@@ -324,12 +360,9 @@ export class SshHost implements Host {
   }
 
   private sftp(conn: Connection): Promise<SFTPWrapper> {
-    conn.sftp ??= new Promise<SFTPWrapper>((resolve, reject) => {
-      conn.client.sftp((err, s) => {
-        if (err) return reject(err);
-        s.on('close', () => (conn.sftp = undefined));
-        resolve(s);
-      });
+    conn.sftp ??= this.answered<SFTPWrapper>('opening an SFTP channel', (cb) => conn.client.sftp(cb), (late) => late.end()).then((s) => {
+      s.on('close', () => (conn.sftp = undefined));
+      return s;
     });
     conn.sftp.catch(() => (conn.sftp = undefined));
     return conn.sftp;
@@ -445,7 +478,8 @@ export class SshHost implements Host {
       const sftp = await this.sftp(conn);
       const p = sftpPath(path);
       const bytes = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-      const openFile = () => this.req<Buffer>((cb) => sftp.open(p, 'w', opts.mode === undefined ? {} : { mode: opts.mode }, cb));
+      const mode = (opts.mode ?? 0o600) & PRIVATE;
+      const openFile = () => this.req<Buffer>((cb) => sftp.open(p, 'w', { mode }, cb));
       const handle = await openFile().catch(async (err: Error & { code?: number }) => {
         if (err.code !== NO_SUCH_FILE) throw new Error(`${this.name}: ${path}: ${err.message}`);
         await this.sftpMkdirp(sftp, posix.dirname(p));
@@ -462,7 +496,7 @@ export class SshHost implements Host {
           }
         };
         await Promise.all(Array.from({ length: Math.min(WRITES_IN_FLIGHT, Math.ceil(bytes.length / WRITE_CHUNK)) }, worker));
-        if (opts.mode !== undefined) await this.req<void>((cb) => sftp.fchmod(handle, opts.mode!, cb));
+        await this.req<void>((cb) => sftp.fchmod(handle, mode, cb)); // a file that existed keeps its mode on open
       } finally {
         await this.req<void>((cb) => sftp.close(handle, cb));
       }
@@ -474,7 +508,7 @@ export class SshHost implements Host {
     const exists = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then((s) => s.isDirectory(), () => false);
     if (exists) return;
     await this.sftpMkdirp(sftp, posix.dirname(dir));
-    await this.req<void>((cb) => sftp.mkdir(dir, cb)).catch(async (err: Error) => {
+    await this.req<void>((cb) => sftp.mkdir(dir, { mode: PRIVATE }, cb)).catch(async (err: Error) => {
       // Another writer may have made it in between.
       const made = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then((s) => s.isDirectory(), () => false);
       if (!made) throw new Error(`${this.name}: cannot create ${dir}: ${err.message}`);
@@ -537,15 +571,12 @@ export class SshHost implements Host {
       sock.on('close', () => sockets.delete(sock));
       sock.on('error', () => sock.destroy());
       // Each new TCP connection uses the host's current connection, so a forward survives a reconnect.
-      this.connection().then(
-        (conn) =>
-          conn.client.forwardOut('127.0.0.1', sock.remotePort ?? 0, remoteHost, remotePort, (err, ch) => {
-            if (err) return void sock.destroy();
-            sock.pipe(ch).pipe(sock);
-            ch.on('close', () => sock.destroy());
-          }),
-        () => sock.destroy(),
-      );
+      this.connection()
+        .then((conn) => this.answered<ClientChannel>(`forwarding to ${remoteHost}:${remotePort}`, (cb) => conn.client.forwardOut('127.0.0.1', sock.remotePort ?? 0, remoteHost, remotePort, cb), (late) => late.close()))
+        .then((ch) => {
+          sock.pipe(ch).pipe(sock);
+          ch.on('close', () => sock.destroy());
+        }, () => sock.destroy());
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

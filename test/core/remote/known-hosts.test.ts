@@ -5,7 +5,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fingerprint, hostKeyFromBlob, lookupHostKey, verifyHostKey } from '../../../src/core/remote/known-hosts';
-import { NonInteractivePrompter } from '../../../src/core/remote/auth-prompter';
+import { NonInteractivePrompter, type AuthPrompter } from '../../../src/core/remote/auth-prompter';
+
+/** Says yes to the host key, asks nothing else. */
+const yes: AuthPrompter = Object.assign(new NonInteractivePrompter(), { confirmHostKey: async () => true });
+/** What OpenSSH's own lookup (`ssh-keygen -F NAME -f FILE`) finds: the matching lines, or '' when none. */
+const keygenFind = (name: string, file: string) => spawnSync('ssh-keygen', ['-F', name, '-f', file], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l && !l.startsWith('#')).join('\n');
 
 const dir = mkdtempSync(join(tmpdir(), 'medrl-kh-'));
 /** A real key from ssh-keygen, and what OpenSSH says its fingerprint is. */
@@ -58,5 +63,39 @@ describe('known_hosts', () => {
     writeFileSync(file, '');
     await assert.rejects(verifyHostKey({ files: [file], appendTo: file, host: 'newbox', port: 2022, key: ed.key, prompter: new NonInteractivePrompter() }), (e: Error) => e.message.includes(ed.fp) && /ssh-keyscan -p 2022 newbox/.test(e.message));
     assert.equal(readFileSync(file, 'utf8'), '');
+  });
+
+  it('a new host in a hashed file (ssh-keygen -H) is added hashed, and OpenSSH finds it', async () => {
+    const file = join(dir, 'kh5');
+    writeFileSync(file, `gpu1 ${ed.pub}\n`);
+    assert.equal(spawnSync('ssh-keygen', ['-H', '-f', file]).status, 0);
+    await verifyHostKey({ files: [file], appendTo: file, host: 'newbox', port: 2222, key: ec.key, prompter: yes });
+    const added = readFileSync(file, 'utf8').trimEnd().split('\n').pop()!;
+    assert.match(added, /^\|1\|[A-Za-z0-9+/=]{28}\|[A-Za-z0-9+/=]{28} ecdsa-sha2-nistp256 /);
+    assert.ok(!readFileSync(file, 'utf8').includes('newbox'), 'the name is not in the file');
+    assert.equal(keygenFind('[newbox]:2222', file), added);
+    assert.equal(lookupHostKey([file], 'newbox', 2222, ec.key).status, 'known');
+  });
+
+  it('HashKnownHosts yes hashes into a plain file; without it, a plain file gets plain lines', async () => {
+    const file = join(dir, 'kh6');
+    writeFileSync(file, `gpu1 ${ed.pub}\n`);
+    await verifyHostKey({ files: [file], appendTo: file, host: 'hashed', port: 22, key: rsa.key, prompter: yes, hash: true });
+    const added = readFileSync(file, 'utf8').trimEnd().split('\n').pop()!;
+    assert.match(added, /^\|1\|/);
+    assert.equal(keygenFind('hashed', file), added);
+    const plain = join(dir, 'kh7');
+    writeFileSync(plain, `gpu1 ${ed.pub}\n`);
+    await verifyHostKey({ files: [plain], appendTo: plain, host: 'open', port: 22, key: rsa.key, prompter: yes });
+    assert.equal(readFileSync(plain, 'utf8'), `gpu1 ${ed.pub}\nopen ${rsa.pub}\n`);
+  });
+
+  it('a key in a global file (read, not written) is known; the user file is untouched', async () => {
+    const global = join(dir, 'ssh_known_hosts');
+    writeFileSync(global, `cluster-*.example ${ed.pub}\n`);
+    const user = join(dir, 'kh8');
+    writeFileSync(user, '');
+    await verifyHostKey({ files: [user, global], appendTo: user, host: 'cluster-7.example', port: 22, key: ed.key, prompter: new NonInteractivePrompter() });
+    assert.equal(readFileSync(user, 'utf8'), '');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
@@ -34,5 +34,24 @@ describe('local host', () => {
     await assert.rejects(host.readFile(join(dir, 'nope')), HostFileNotFoundError);
     await host.remove(join(dir, 'a'));
     await assert.rejects(host.stat(join(dir, 'a')), /local: no such file or folder/);
+  });
+
+  it('everything it makes is private: commands run under umask 077, files 0600 (0700 at most), folders 0700', async () => {
+    const old = process.umask(0o022); // what most users have: the fix must not depend on the caller's umask
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'lh-'));
+      const r = await execChecked(host, 'mkdir d && echo x > d/f && stat -c %a d d/f', { cwd: dir });
+      assert.equal(r.stdout, '700\n600\n');
+      const mode = (p: string) => (statSync(join(dir, p)).mode & 0o777).toString(8);
+      await host.writeFile(join(dir, 'new/a.txt'), 'a');
+      await host.writeFile(join(dir, 'new/run.sh'), 'echo', { mode: 0o755 });
+      writeFileSync(join(dir, 'old.txt'), 'open');
+      chmodSync(join(dir, 'old.txt'), 0o644);
+      await host.writeFile(join(dir, 'old.txt'), 'now private');
+      await host.mkdir(join(dir, 'm/n'));
+      assert.deepEqual(['new', 'new/a.txt', 'new/run.sh', 'old.txt', 'm', 'm/n'].map(mode), ['700', '600', '700', '600', '700', '700']);
+    } finally {
+      process.umask(old);
+    }
   });
 });

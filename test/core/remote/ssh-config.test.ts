@@ -51,4 +51,14 @@ describe('~/.ssh/config', () => {
     const paths = home('Host x\n  Port ninety\n');
     assert.throws(() => resolveSshRoute('x', paths), (e: Error) => e.message.includes(paths.sshConfigPath) && /Port of "x"/.test(e.message));
   });
+
+  it('GlobalKnownHostsFile: OpenSSH\'s two system files by default, the config\'s files (tokens expanded) when set; HashKnownHosts', () => {
+    const paths = home('Host a\n  HashKnownHosts yes\nHost b\n  GlobalKnownHostsFile ~/g1 /etc/g2_%h\n');
+    const a = resolveSshRoute('a', { ...paths, globalKnownHostsPaths: undefined }).target;
+    assert.deepEqual(a.globalKnownHostsFiles, ['/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2']);
+    assert.equal(a.hashKnownHosts, true);
+    const b = resolveSshRoute('b', paths).target;
+    assert.deepEqual(b.globalKnownHostsFiles, [join(paths.home, 'g1'), '/etc/g2_b']);
+    assert.equal(b.hashKnownHosts, false);
+  });
 });

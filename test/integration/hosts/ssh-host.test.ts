@@ -1,7 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, connect, type Server } from 'node:net';
 import { ScriptedPrompter, startSshd, type SshdFixture } from '../fixtures/sshd';
 import { HostConnectionLostError, type SshHost } from '../../../src/core/remote/ssh-host';
@@ -33,6 +36,21 @@ describe('SshHost against a real sshd on loopback', () => {
     assert.equal(host.state.state, 'connected');
     const sessions = sshd.log().match(/Accepted publickey for root/g) ?? [];
     assert.equal(sessions.length, 1, 'every command used the one connection');
+  });
+
+  it('everything written on the host is private: commands under umask 077, SFTP files 0600 (0700 at most), folders 0700', async () => {
+    const dir = `${sshd.remoteHome}/private-${Date.now()}`;
+    const r = await host.exec(`mkdir -p ${dir}/d && echo x > ${dir}/d/f && stat -c %a ${dir}/d ${dir}/d/f`);
+    assert.equal(r.stdout, '700\n600\n');
+    const batch = await host.exec(`mkdir ${dir}/b && stat -c %a ${dir}/b`, { batch: true });
+    assert.equal(batch.stdout, '700\n', 'the batch shell too');
+    await host.writeFile(`${dir}/sftp/new/a.txt`, 'a');
+    await host.writeFile(`${dir}/sftp/new/run.sh`, 'echo', { mode: 0o755 });
+    await host.exec(`echo open > ${dir}/old.txt && chmod 644 ${dir}/old.txt`);
+    await host.writeFile(`${dir}/old.txt`, 'now private');
+    await host.mkdir(`${dir}/m/n`);
+    const modes = await host.exec(`cd ${dir} && stat -c '%n %a' sftp sftp/new sftp/new/a.txt sftp/new/run.sh old.txt m m/n`);
+    assert.equal(modes.stdout, 'sftp 700\nsftp/new 700\nsftp/new/a.txt 600\nsftp/new/run.sh 700\nold.txt 600\nm 700\nm/n 700\n');
   });
 
   it('files: write (parents made), stat, readdir over SFTP, byte ranges of a large file, remove', async () => {
@@ -186,6 +204,40 @@ describe('SshHost against a real sshd on loopback', () => {
 });
 
 describe('host keys against real sshd servers', () => {
+  it('HashKnownHosts yes: the accepted key is written hashed, and OpenSSH (ssh-keygen -F) finds it', async () => {
+    const sshd = await startSshd({ knownHosts: false, aliasConfig: ['HashKnownHosts yes'] });
+    try {
+      const h = sshd.makeHost({ prompter: new ScriptedPrompter({ hostKey: true }) });
+      assert.equal((await h.exec('echo ok')).stdout, 'ok\n');
+      await h.dispose();
+      const text = readFileSync(sshd.knownHostsPath, 'utf8');
+      assert.match(text, /^\|1\|[A-Za-z0-9+/=]{28}\|[A-Za-z0-9+/=]{28} /);
+      assert.ok(text.endsWith(` ${sshd.hostPublicKey}\n`) && text.split('\n').length === 2, text);
+      const found = spawnSync('ssh-keygen', ['-F', `[127.0.0.1]:${sshd.port}`, '-f', sshd.knownHostsPath], { encoding: 'utf8' });
+      assert.equal(found.status, 0, 'ssh-keygen finds the hashed line');
+      assert.ok(found.stdout.includes(text.trim()));
+    } finally {
+      await sshd.stop();
+    }
+  });
+
+  it('a key in GlobalKnownHostsFile is trusted without a question; the user\'s known_hosts is not written', async () => {
+    const global = join(mkdtempSync(join(tmpdir(), 'medrl-global-kh-')), 'ssh_known_hosts');
+    const sshd = await startSshd({ knownHosts: false, aliasConfig: [`GlobalKnownHostsFile ${global}`] });
+    try {
+      writeFileSync(global, `[127.0.0.1]:${sshd.port} ${sshd.hostPublicKey}\n`);
+      writeFileSync(sshd.knownHostsPath, '# mine\n');
+      const prompter = new ScriptedPrompter(); // any question fails the connection
+      const h = sshd.makeHost({ prompter });
+      assert.equal((await h.exec('echo ok')).stdout, 'ok\n');
+      await h.dispose();
+      assert.deepEqual(prompter.asked, []);
+      assert.equal(readFileSync(sshd.knownHostsPath, 'utf8'), '# mine\n');
+    } finally {
+      await sshd.stop();
+    }
+  });
+
   it('unknown host answered yes: the fingerprint is shown, the key appended, and not asked again', async () => {
     const sshd = await startSshd({ knownHosts: false });
     try {
