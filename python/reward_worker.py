@@ -3,7 +3,11 @@
 Wire: the worker first writes MAGIC to stdout, then both directions carry frames: a 4-byte little-endian length and a
 `marshal` (version 4) payload holding only plain data (None, bools, numbers, str, lists, dicts). marshal because it is
 several times cheaper than JSON on both ends, and for a reward function taking microseconds the codec is the cost.
-Nothing else is ever written to stdout.
+The function cannot touch the wire: requests are read from, and frames written to, private copies of stdin and stdout that
+nothing it starts inherits. Its fd 0 is /dev/null (a subprocess reading stdin gets end of file, not our requests) and its
+fds 1 and 2 are unlinked append-only files: prints, subprocesses (`subprocess.run`, `os.system`) and C code all write there,
+and after every call what was written is read back as that sample's stdout/stderr (the first OUTPUT_CAP bytes of each).
+The worker's own errors (faulthandler on a segfault, a bug here) go to the real stderr, which the host logs.
   first frame  {"path": FILE, "name": NAME|None, "env": {...}}   env (judge URL/model/key) is set before the file is loaded,
                                                                   so secrets never appear on a command line
   -> {"type": "loaded", "ok": True, "name", "kind": "verl"|"trl", "params", "required", "var_kw", "is_async"}
@@ -21,7 +25,7 @@ verl functions are called by keyword: compute_score(data_source, solution_str, g
 TRL functions as f(prompts=[p], completions=[c], **columns as one-element lists) -> [float|None], one sample per call so
 every score, print and error belongs to one sample. A call that runs past the timeout is interrupted (SIGALRM).
 """
-import contextlib
+import faulthandler
 import importlib.util
 import inspect
 import io
@@ -30,16 +34,50 @@ import math
 import os
 import signal
 import sys
+import tempfile
 import time
 import traceback
 
 MAGIC = b"MEDRL-REWARD-WORKER-1\n"
+# Per sample and stream: what is kept of a function's output (a frame carries up to a part's worth of samples).
+OUTPUT_CAP = 64 << 10
 
-# The protocol owns the real stdout; anything else writing to fd 1 (prints, subprocesses) goes to stderr instead.
+# os.dup makes non-inheritable descriptors: a subprocess of the function gets none of these three.
+REQUESTS = os.fdopen(os.dup(0), "rb")
 PROTOCOL = os.fdopen(os.dup(1), "wb", buffering=1 << 16)
-os.dup2(2, 1)
-sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), encoding="utf-8", write_through=True)
-REQUESTS = sys.stdin.buffer
+DIAG = os.fdopen(os.dup(2), "w", buffering=1)
+faulthandler.enable(DIAG)
+sys.excepthook = lambda kind, value, tb: traceback.print_exception(kind, value, tb, file=DIAG)
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
+
+
+class Capture:
+    """Descriptor `fd` (1 or 2) as an unlinked append-only file: whoever writes to it (print, a subprocess that inherited it,
+    C code) appends, so its size says whether a call wrote anything (one lseek) and the bytes are read back in order."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.reader, path = tempfile.mkstemp(prefix="medrl-reward-output-")
+        try:
+            append = os.open(path, os.O_WRONLY | os.O_APPEND)
+        finally:
+            os.unlink(path)
+        os.dup2(append, fd)
+        os.close(append)
+        self.text = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
+
+    def drain(self, size):
+        """The `size` bytes written since the last drain, as text (the first OUTPUT_CAP of them), and empties the file."""
+        data = os.pread(self.reader, min(size, OUTPUT_CAP), 0)
+        os.ftruncate(self.reader, 0)
+        text = data.decode("utf-8", "replace")
+        return text if size <= OUTPUT_CAP else f"{text}\n[medrl: {size - OUTPUT_CAP} more bytes of output not kept]\n"
+
+
+OUT, ERR = Capture(1), Capture(2)
+sys.stdout, sys.stderr = OUT.text, ERR.text
 
 
 def send(obj):
@@ -118,8 +156,12 @@ class Function:
             if spec is None or spec.loader is None:
                 raise ImportError(f"cannot import {self.path}")
             module = importlib.util.module_from_spec(spec)
-            with contextlib.redirect_stdout(io.StringIO()):
+            try:
                 spec.loader.exec_module(module)
+            finally:
+                # What the module printed while loading is no sample's: stdout is dropped, stderr goes to the host's log.
+                OUT.drain(os.lseek(1, 0, os.SEEK_END))
+                DIAG.write(ERR.drain(os.lseek(2, 0, os.SEEK_END)))
             self.fn, self.name = pick(module, self.wanted, self.path)
             self.kind = kind_of(self.fn)
             if self.kind is None:
@@ -252,7 +294,7 @@ def send_results(frame):
         send(frame)
 
 
-def run_part(fn, request, out, err):
+def run_part(fn, request):
     """Scores one `run` frame's samples, sending their results."""
     rid, first, timeout = request["id"], request["from"], request.get("timeout") or 0
     columns = request["columns"]
@@ -264,11 +306,10 @@ def run_part(fn, request, out, err):
         return
     invoke, call = fn.invoker(columns), fn.fn
     ds, sol, gt, info = columns["data_source"], columns["solution_str"], columns["ground_truth"], columns["extra_info"]
-    perf, isfinite = time.perf_counter, math.isfinite
+    perf, isfinite, lseek, END = time.perf_counter, math.isfinite, os.lseek, os.SEEK_END
     scores, details, seconds, notes = [], [], [], []
     sent = 0
     start_clock(timeout)
-    sys.stdout, sys.stderr = out, err
     try:
         started = last_flush = perf()
         for k in range(n):
@@ -305,8 +346,9 @@ def run_part(fn, request, out, err):
             scores.append(score)
             details.append(detail)
             seconds.append(ended - started)
-            if note or out.tell() or err.tell():
-                notes.append([k - sent] + (note or [None, None]) + [drain(out), drain(err)])
+            out, err = lseek(1, 0, END), lseek(2, 0, END)
+            if note or out or err:
+                notes.append([k - sent] + (note or [None, None]) + [OUT.drain(out) if out else "", ERR.drain(err) if err else ""])
             if ended - last_flush >= flush_s:
                 send_results({"id": rid, "from": first + sent, "score": scores, "detail": details, "seconds": seconds, "notes": notes})
                 PROTOCOL.flush()
@@ -314,19 +356,9 @@ def run_part(fn, request, out, err):
                 scores, details, seconds, notes = [], [], [], []
             started = ended
     finally:
-        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         stop_clock()
     if scores:
         send_results({"id": rid, "from": first + sent, "score": scores, "detail": details, "seconds": seconds, "notes": notes})
-
-
-def drain(buffer):
-    if not buffer.tell():
-        return ""
-    text = buffer.getvalue()
-    buffer.seek(0)
-    buffer.truncate()
-    return text
 
 
 def main():
@@ -338,7 +370,6 @@ def main():
     fn = Function(setup["path"], setup.get("name"))
     send(fn.load())
     PROTOCOL.flush()
-    out, err = io.StringIO(), io.StringIO()
     while True:
         request = receive()
         if request is None:
@@ -347,7 +378,7 @@ def main():
             continue
         if request["from"] == 0 and fn.current_mtime() != fn.mtime:
             send(fn.load())
-        run_part(fn, request, out, err)
+        run_part(fn, request)
         PROTOCOL.flush()
 
 

@@ -59,6 +59,8 @@ export interface BatchOutcome {
   results: ScoreResult[];
   stoppedAt?: number;
   why?: string;
+  /** From the last answer (or the batch's start) to the stop: the stopped call's time, when it is known which call it was. */
+  stoppedAfterMs?: number;
 }
 
 const STDERR_TAIL = 8192;
@@ -139,6 +141,7 @@ export class RewardWorker {
     }
     const results: ScoreResult[] = [];
     const watchdog = timeoutMs + (this.opts.graceMs ?? 3000);
+    let lastAnswer = Date.now();
     while (results.length < samples.length) {
       if (opts.signal?.aborted) {
         this.kill();
@@ -150,16 +153,21 @@ export class RewardWorker {
           this.kill();
           return { results, stoppedAt: results.length, why: 'cancelled' };
         }
-        // Its stdout closed: it is exiting, and how it ended (code, signal) comes with the exit a moment later.
-        // (A lost connection rejects `exited`; start()'s handler records that.)
-        if (this.frames?.closed && !this.frames.problem && this.exitInfo === undefined) {
-          await Promise.race([this.proc!.exited.catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);
+        const stoppedAfterMs = Date.now() - lastAnswer;
+        let why = this.frames?.problem;
+        if (!why && (this.frames?.closed || this.exitInfo !== undefined)) {
+          // It ended before the watchdog fired: it died (os._exit, a signal, a segfault), and how (code, signal) comes
+          // with the exit a moment after its stdout closes. A lost connection rejects `exited`; start()'s handler records that.
+          if (this.exitInfo === undefined) await Promise.race([this.proc!.exited.catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);
+          why = this.exitInfo?.startsWith('lost')
+            ? `the connection to the reward worker was ${this.deathNote()} during this call; it was restarted`
+            : `the reward worker crashed during this call (${this.deathNote()}); it was restarted`;
         }
-        const died = this.exitInfo !== undefined;
-        const why = this.frames?.problem ?? (died ? `the reward worker ${this.deathNote()} during this call` : `timed out after ${timeoutMs / 1000} s (the call could not be interrupted: the worker was killed and restarted)`);
+        why ??= `timed out after ${timeoutMs / 1000} s (the call could not be interrupted: the worker was killed and restarted)`;
         this.kill();
-        return { results, stoppedAt: results.length, why };
+        return { results, stoppedAt: results.length, why, stoppedAfterMs };
       }
+      lastAnswer = Date.now();
       const m = msg as unknown as Partial<WireResults> & Partial<WireLoaded> & { type?: string };
       if (m.type === 'loaded') {
         this.info = this.toInfo(m as WireLoaded);
@@ -203,7 +211,7 @@ export class RewardWorker {
 
   private deathNote(): string {
     const tail = this.stderrTail.trim().split('\n').slice(-5).join('\n');
-    return `${this.exitInfo ?? 'stopped answering'}${tail ? `: ${tail}` : ''}`;
+    return `${this.exitInfo ?? 'its output closed; exit status unknown'}${tail ? `: ${tail}` : ''}`;
   }
 
   private toInfo(m: WireLoaded): FunctionInfo {

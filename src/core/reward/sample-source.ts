@@ -1,4 +1,4 @@
-import { parquetReadObjects } from 'hyparquet';
+import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { Problem } from '../errors/located-error';
 import { readLines } from '../io/line-reader';
 import type { Host } from '../remote/host';
@@ -22,6 +22,9 @@ function textOf(value: unknown): string | undefined {
   return undefined;
 }
 
+/** The columns a sample is made of; a dataset row's other columns go to the function as keyword arguments. */
+const SAMPLE_KEYS = new Set(['data_source', 'solution_str', 'output', 'response', 'completion', 'ground_truth', 'gts', 'reward_model', 'extra_info', 'prompt', 'input', 'expected']);
+
 /**
  * One row as a reward sample. Accepted shapes: keyed by verl's argument names (`data_source`, `solution_str`,
  * `ground_truth`, `extra_info`); verl rollout dump lines (`output` is the solution, `gts` the ground truth, `input` the
@@ -43,9 +46,8 @@ export function rowToSample(row: unknown): RewardSample {
   const groundTruth = 'ground_truth' in r ? r.ground_truth : dump ? r.gts : rewardModel && 'ground_truth' in rewardModel ? rewardModel.ground_truth : null;
   const promptValue = r.prompt ?? (dump ? r.input : undefined);
   const prompt = typeof promptValue === 'string' || isChat(promptValue) ? promptValue : undefined;
-  const used = new Set(['data_source', 'solution_str', 'output', 'response', 'completion', 'ground_truth', 'gts', 'reward_model', 'extra_info', 'prompt', 'input', 'expected']);
   const extra: Record<string, unknown> = {};
-  if (!dump) for (const [k, v] of Object.entries(r)) if (!used.has(k)) extra[k] = v;
+  if (!dump) for (const k in r) if (!SAMPLE_KEYS.has(k)) extra[k] = r[k];
   const sample: RewardSample = {
     data_source: typeof r.data_source === 'string' ? r.data_source : '',
     solution_str: solution,
@@ -59,54 +61,70 @@ export function rowToSample(row: unknown): RewardSample {
   return sample;
 }
 
-function collect(rows: Iterable<[number, unknown]>, file: string, host: string | undefined, lineLabel: 'line' | 'row'): LoadedSamples {
-  const out: LoadedSamples = { samples: [], rows: [], problems: [] };
-  for (const [n, row] of rows) {
-    try {
-      out.samples.push(rowToSample(row));
-      out.rows.push(n);
-    } catch (err) {
-      out.problems.push({ file, host, ...(lineLabel === 'line' ? { line: n } : { field: `[${n - 1}]` }), severity: 'error', message: err instanceof Error ? err.message : String(err) });
-    }
-  }
-  return out;
-}
+/** A JSONL line longer than this is refused (file:line) without being held: a sample is text, not a data dump. */
+export const MAX_SAMPLE_LINE_BYTES = 8 << 20;
+
+/** One row read from a samples file: a sample and where it came from, or why that row is not one. */
+export type SampleRow = { sample: RewardSample; row: number } | { problem: Problem };
 
 /**
- * Reads samples from a JSONL, JSON (an array, or `{"samples": [...]}`) or parquet file on a host. A bad line is a
- * problem with its line number; the other lines are still read.
+ * Reads samples from a JSONL, JSON (an array, or `{"samples": [...]}`) or parquet file on a host, one at a time: a JSONL
+ * file line by line and a parquet file one row group at a time, so a file of millions of rows is never held whole (a JSON
+ * file is one document and is read whole). A bad row is a problem naming its line (JSONL) or row; reading goes on.
+ * `limit` counts rows that were read (samples and rows that could not become one).
  */
-export async function loadSamples(host: Host, path: string, opts: { limit?: number; signal?: AbortSignal } = {}): Promise<LoadedSamples> {
+export async function* readSamples(host: Host, path: string, opts: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<SampleRow> {
   const hostLabel = host.kind === 'local' ? undefined : host.name;
   const limit = opts.limit ?? Infinity;
-  if (/\.jsonl$/i.test(path)) {
-    const problems: Problem[] = [];
-    const rows: Array<[number, unknown]> = [];
-    let n = 0;
-    for await (const line of readLines(host, path, { includePartial: true, signal: opts.signal })) {
-      n++;
-      if (!line.text.trim()) continue;
-      try {
-        rows.push([n, JSON.parse(line.text)]);
-      } catch (err) {
-        problems.push({ file: path, host: hostLabel, line: n, severity: 'error', message: `not JSON: ${err instanceof Error ? err.message : String(err)}` });
-      }
-      if (rows.length >= limit) break;
+  if (limit <= 0) return;
+  let taken = 0;
+  const sampleOf = (row: unknown, n: number, where: Pick<Problem, 'line' | 'field'>): SampleRow => {
+    taken++;
+    try {
+      return { sample: rowToSample(row), row: n };
+    } catch (err) {
+      return { problem: { file: path, host: hostLabel, ...where, severity: 'error', message: err instanceof Error ? err.message : String(err) } };
     }
-    const loaded = collect(rows, path, hostLabel, 'line');
-    return { ...loaded, problems: [...problems, ...loaded.problems].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)) };
+  };
+  if (/\.jsonl$/i.test(path)) {
+    let n = 0;
+    for await (const line of readLines(host, path, { includePartial: true, signal: opts.signal, readAhead: 2, maxLineBytes: MAX_SAMPLE_LINE_BYTES })) {
+      n++;
+      if (line.tooLong) {
+        yield { problem: { file: path, host: hostLabel, line: n, severity: 'error', message: `this line is ${((line.end - line.start) / 2 ** 20).toFixed(1)} MiB, more than the ${MAX_SAMPLE_LINE_BYTES >> 20} MiB a sample may take: skipped` } };
+        continue;
+      }
+      if (!line.text.trim()) continue;
+      let row: unknown;
+      try {
+        row = JSON.parse(line.text);
+      } catch (err) {
+        yield { problem: { file: path, host: hostLabel, line: n, severity: 'error', message: `not JSON: ${err instanceof Error ? err.message : String(err)}` } };
+        continue;
+      }
+      yield sampleOf(row, n, { line: n });
+      if (taken >= limit) return;
+    }
+    return;
   }
   if (/\.json$/i.test(path)) {
     let value: unknown;
     try {
       value = JSON.parse((await host.readFile(path)).toString('utf8'));
     } catch (err) {
-      if (err instanceof SyntaxError) return { samples: [], rows: [], problems: [{ file: path, host: hostLabel, severity: 'error', message: `not JSON: ${err.message}` }] };
+      if (err instanceof SyntaxError) {
+        yield { problem: { file: path, host: hostLabel, severity: 'error', message: `not JSON: ${err.message}` } };
+        return;
+      }
       throw err;
     }
     const list = Array.isArray(value) ? value : value && typeof value === 'object' && Array.isArray((value as { samples?: unknown }).samples) ? (value as { samples: unknown[] }).samples : undefined;
-    if (!list) return { samples: [], rows: [], problems: [{ file: path, host: hostLabel, severity: 'error', message: 'expected an array of samples, or {"samples": [...]}' }] };
-    return collect(list.slice(0, limit).map((row, i) => [i + 1, row] as [number, unknown]), path, hostLabel, 'row');
+    if (!list) {
+      yield { problem: { file: path, host: hostLabel, severity: 'error', message: 'expected an array of samples, or {"samples": [...]}' } };
+      return;
+    }
+    for (let i = 0; i < list.length && taken < limit; i++) yield sampleOf(list[i], i + 1, { field: `[${i}]` });
+    return;
   }
   if (/\.parquet$/i.test(path)) {
     const { size } = await host.stat(path);
@@ -117,10 +135,31 @@ export async function loadSamples(host: Host, path: string, opts: { limit?: numb
         return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
       },
     };
-    const objects = await parquetReadObjects({ file, rowEnd: Number.isFinite(limit) ? limit : undefined });
-    return collect(objects.map((row, i) => [i + 1, normaliseParquet(row)] as [number, unknown]), path, hostLabel, 'row');
+    const metadata = await parquetMetadataAsync(file);
+    let rowStart = 0;
+    for (const group of metadata.row_groups) {
+      const rowEnd = Math.min(rowStart + Number(group.num_rows), rowStart + limit - taken);
+      const objects = await parquetReadObjects({ file, metadata, rowStart, rowEnd });
+      for (const [i, row] of objects.entries()) yield sampleOf(normaliseParquet(row), rowStart + i + 1, { field: `[${rowStart + i}]` });
+      if (taken >= limit) return;
+      rowStart += Number(group.num_rows);
+    }
+    return;
   }
   throw new Error(`${path}: samples are read from .jsonl, .json or .parquet files`);
+}
+
+/** All samples of a file (readSamples, collected): for the playground and regression cases, which show them together. */
+export async function loadSamples(host: Host, path: string, opts: { limit?: number; signal?: AbortSignal } = {}): Promise<LoadedSamples> {
+  const out: LoadedSamples = { samples: [], rows: [], problems: [] };
+  for await (const r of readSamples(host, path, opts)) {
+    if ('problem' in r) out.problems.push(r.problem);
+    else {
+      out.samples.push(r.sample);
+      out.rows.push(r.row);
+    }
+  }
+  return out;
 }
 
 /** Parquet values JSON cannot hold (bigint, typed arrays) as plain values. */

@@ -69,6 +69,11 @@ export class FunctionScorer implements Scorer {
     return (await this.ready()).run(samples, opts);
   }
 
+  /** Scores samples as they are read, results in input order, in bounded memory (RewardRunner.stream). */
+  async *stream(samples: AsyncIterable<RewardSample>, opts: { signal?: AbortSignal } = {}): AsyncGenerator<ScoreResult> {
+    yield* (await this.ready()).stream(samples, opts);
+  }
+
   dispose(): void {
     this.runner?.dispose();
     this.runner = undefined;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import { loadSamples, rowToSample } from '../../../src/core/reward/sample-source';
+import { MAX_SAMPLE_LINE_BYTES, loadSamples, readSamples, rowToSample } from '../../../src/core/reward/sample-source';
 import { agreement, cohenKappa, histogram, pearson } from '../../../src/core/reward/agreement';
 import { casesText, casesPathFor, checkCases } from '../../../src/core/reward/cases';
 
@@ -43,6 +43,25 @@ describe('reward samples from files', () => {
     const c = await loadSamples(host, pq);
     assert.deepEqual(c.samples.map((s) => [s.solution_str, s.ground_truth, s.extra?.step]), [['<answer>yes</answer>', 'yes', 3], ['no', 'maybe', 4]]);
     await assert.rejects(loadSamples(host, join(dir, 's.csv')), /samples are read from \.jsonl, \.json or \.parquet/);
+  });
+
+  it('reads one row at a time: a parquet file by row group (rows and --limit right across groups), a too-long JSONL line refused at its line', async () => {
+    const pq = join(dir, 'groups.parquet');
+    const n = 25;
+    writeFileSync(pq, Buffer.from(parquetWriteBuffer({ rowGroupSize: 10, columnData: [
+      { name: 'response', data: Array.from({ length: n }, (_, i) => `r${i}`), type: 'STRING' },
+      { name: 'ground_truth', data: Array.from({ length: n }, (_, i) => `g${i}`), type: 'STRING' },
+    ] })));
+    const rows: Array<[number, string]> = [];
+    for await (const r of readSamples(host, pq)) if ('sample' in r) rows.push([r.row, r.sample.solution_str]);
+    assert.deepEqual(rows, Array.from({ length: n }, (_, i) => [i + 1, `r${i}`]));
+    const limited = await loadSamples(host, pq, { limit: 13 });
+    assert.deepEqual([limited.samples.length, limited.samples.at(-1)!.ground_truth], [13, 'g12']);
+    const jsonl = join(dir, 'long-line.jsonl');
+    writeFileSync(jsonl, `{"solution_str":"a","ground_truth":"a"}\n{"solution_str":"${'x'.repeat(MAX_SAMPLE_LINE_BYTES)}"}\n{"solution_str":"b","ground_truth":"b"}\n`);
+    const got = await loadSamples(host, jsonl);
+    assert.deepEqual(got.rows, [1, 3]);
+    assert.deepEqual(got.problems.map((p) => [p.line, p.message]), [[2, 'this line is 8.0 MiB, more than the 8 MiB a sample may take: skipped']]);
   });
 });
 
