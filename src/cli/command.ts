@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
+import { terminalText } from '../core/format/terminal-text';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
@@ -33,6 +34,12 @@ export function printJson(ctx: CommandContext, value: unknown): void {
   ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** Human-readable lines on stdout: text from files and models in them cannot drive the terminal (terminalText). */
 export function printLines(ctx: CommandContext, lines: string[]): void {
-  if (lines.length) ctx.stdout.write(`${lines.join('\n')}\n`);
+  if (lines.length) ctx.stdout.write(`${terminalText(lines.join('\n'))}\n`);
+}
+
+/** One line on stderr (a warning, a problem, progress), made as safe as printLines's. */
+export function printError(ctx: Pick<CommandContext, 'stderr'>, line: string): void {
+  ctx.stderr.write(`${terminalText(line)}\n`);
 }

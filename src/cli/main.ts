@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { commands } from './commands';
-import { UsageError, type Command, type CommandContext } from './command';
+import { printError, UsageError, type Command, type CommandContext } from './command';
 import { errorMessage, LocatedError } from '../core/errors/located-error';
 
 const GLOBAL_HELP = `medrl: MedRL Studio on the command line (train medical LLMs with RL: verl, TRL)
@@ -68,11 +68,11 @@ export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; 
     return await cmd.run(ctx);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`medrl ${cmd.path.join(' ')}: ${err.message}\n\n${helpOf(cmd)}\n`);
+      printError(io, `medrl ${cmd.path.join(' ')}: ${err.message}\n\n${helpOf(cmd)}`);
       return 2;
     }
     if (ctx.json) io.stderr.write(`${JSON.stringify({ error: errorMessage(err), problems: err instanceof LocatedError ? err.problems : undefined })}\n`);
-    else io.stderr.write(`medrl ${cmd.path.join(' ')}: ${errorMessage(err)}\n`);
+    else printError(io, `medrl ${cmd.path.join(' ')}: ${errorMessage(err)}`);
     return 1;
   }
 }

@@ -37,6 +37,8 @@ export const toDashboard = z.discriminatedUnion('type', [
     error: z.string().nullable(),
     /** Unreadable lines, each with its file and line. */
     problems: z.array(z.string()),
+    /** Metrics logged as None (not plotted), one line per metric with its count and steps. */
+    notes: z.array(z.string()),
   }),
 ]);
 export type ToDashboard = z.infer<typeof toDashboard>;

@@ -29,8 +29,8 @@ describe('medrl dataset', () => {
     writeFileSync(file, `${JSON.stringify({ prompt: 'q', completion: 'a' })}\n{nope\n${JSON.stringify({ prompt: 'q2', completion: 3 })}\n`);
     const r = await run(['dataset', 'inspect', file]);
     assert.equal(r.code, 1);
-    assert.ok(r.out.includes(`${file}:2 (row 1): error: line 2 (byte offset 32): malformed JSON`), r.out);
-    assert.ok(r.out.includes(`${file}:3 (row 2, completion): error: must be text or a list of chat messages ({role, content})`), r.out);
+    assert.ok(r.out.includes(`${file}:2 (row 2): error: line 2 (byte offset 32): malformed JSON`), r.out);
+    assert.ok(r.out.includes(`${file}:3 (row 3, completion): error: must be text or a list of chat messages ({role, content})`), r.out);
     assert.match(r.out, /2 problem\(s\)$/m);
     const j = JSON.parse((await run(['dataset', 'inspect', file, '--json'])).out) as { problems: { row: number; field?: string }[] };
     assert.deepEqual(j.problems.map((p) => [p.row, p.field ?? null]), [[1, null], [2, 'completion']]);

@@ -77,13 +77,13 @@ describe('datasets: see and check training data in real VS Code (code-server + C
     await file.locator('.label-description', { hasText: '3 problem(s)' }).waitFor({ timeout: 30_000 });
     await file.locator('.monaco-tl-twistie').click();
     await datasets.locator('.monaco-list-row', { hasText: '3 problem(s)' }).filter({ hasText: '1 of 4 rows fine' }).click();
-    await datasets.locator('.monaco-list-row', { hasText: 'row 2 reward_model.ground_truth' }).waitFor();
+    await datasets.locator('.monaco-list-row', { hasText: 'row 3 reward_model.ground_truth' }).waitFor();
 
     await runCommand(page, 'View: Focus Problems');
-    const problem = page.locator('.markers-panel .monaco-list-row', { hasText: 'row 1: line 2 (byte offset' });
+    const problem = page.locator('.markers-panel .monaco-list-row', { hasText: 'row 2: line 2 (byte offset' });
     await problem.waitFor({ timeout: 20_000 });
     assert.match(await problem.innerText(), /\[Ln 2, Col 1\]/);
-    await page.locator('.markers-panel .monaco-list-row', { hasText: 'row 3, prompt:' }).waitFor();
+    await page.locator('.markers-panel .monaco-list-row', { hasText: 'row 4, prompt:' }).waitFor();
 
     await file.click();
     const view = webview(page);

@@ -156,7 +156,8 @@ function renderRuns(): void {
 
 function renderProblems(): void {
   const all = [...runs.values()].flatMap((r) => (r.status?.problems ?? []).map((p) => `${r.info.label}: ${p}`));
-  problemsBox.replaceChildren();
+  const notes = [...runs.values()].flatMap((r) => (r.status?.notes ?? []).map((n) => `${r.info.label}: ${n}`));
+  problemsBox.replaceChildren(...notes.map((n) => el('div', { className: 'note', text: n })));
   if (!all.length) return;
   const details = el('details', {}, el('summary', { text: `${all.length} unreadable line(s) skipped or partly read (the rest is shown)` }));
   for (const p of all) details.append(el('div', { className: 'problem', text: p }));

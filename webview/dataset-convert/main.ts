@@ -7,6 +7,7 @@ import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import './style.css';
 import { connect, el } from '../shared/vscode-api';
 import { ConvertFromWebview, ConvertToWebview, ConvertForm, WriteTarget } from '../../src/protocol/dataset-convert';
+import { rowAndLine } from '../../src/core/format/row-line';
 
 interface ValueElement extends HTMLElement {
   value: string;
@@ -49,7 +50,7 @@ function onMessage(msg: ConvertToWebview): void {
       build(msg);
       return;
     case 'preview': {
-      const problems = msg.problems.map((p) => el('li', { className: 'problem', text: `row ${p.row ?? '?'}${p.field ? ` (${p.field})` : ''}: ${p.reason}` }));
+      const problems = msg.problems.map((p) => el('li', { className: 'problem', text: `${p.row !== undefined ? rowAndLine({ row: p.row }) : 'file'}${p.field ? ` (${p.field})` : ''}: ${p.reason}` }));
       output.replaceChildren(
         el('h2', { text: `Preview: the first ${msg.rows.length} converted row(s) of ${msg.rowsRead} read` }),
         ...(problems.length ? [el('ul', { className: 'problems' }, ...problems)] : []),

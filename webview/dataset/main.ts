@@ -2,6 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import './style.css';
 import { connect, el } from '../shared/vscode-api';
+import { rowAndLine } from '../../src/core/format/row-line';
 import { DatasetFromWebview, DatasetToWebview, type DatasetProblem, type DatasetRow } from '../../src/protocol/dataset';
 
 /** Fixed row height of the table: only the rows in view are in the DOM, so a file of millions of rows scrolls like ten. */
@@ -252,7 +253,7 @@ function showProblems(problems: DatasetProblem[], count: number): void {
   problemsTitle.textContent = count ? `Problems: ${count}${count > problems.length ? ` (first ${problems.length} shown)` : ''}` : 'Problems: none';
   problemsList.replaceChildren(
     ...problems.map((p) => {
-      const where = [p.row !== undefined ? `row ${p.row}` : 'file', p.line !== undefined ? `line ${p.line}` : undefined, p.field].filter(Boolean).join(' · ');
+      const where = [rowAndLine(p) || 'file', p.field].filter(Boolean).join(' · ');
       const li = el('li', { className: `problem ${p.severity}` }, el('span', { className: 'at', text: where }), el('span', { text: p.reason }));
       if (p.row !== undefined) li.addEventListener('click', () => goTo(p.row!));
       return li;

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { UsageError, printJson, printLines, type Command, type CommandContext } from '../command';
+import { UsageError, printError, printJson, printLines, type Command, type CommandContext } from '../command';
 import { listCheckpoints, findCheckpoint } from '../../core/checkpoints/list-checkpoints';
 import { headlineMetric } from '../../core/checkpoints/headline-metrics';
 import { startMerge, waitForMerge } from '../../core/checkpoints/merge-checkpoint';
@@ -63,7 +63,7 @@ export const checkpointsCommand: Command = {
       const lines: string[] = [];
       for (const h of out) {
         for (const r of h.runs) {
-          if (r.problem) ctx.stderr.write(`warning: ${r.problem}\n`);
+          if (r.problem) printError(ctx, `warning: ${r.problem}`);
           if (!r.checkpoints.length) continue;
           lines.push(`${h.host}  ${r.run.name ?? r.run.id}  (${r.run.dir})`);
           lines.push(...r.checkpoints.map((c) => `  ${checkpointLine(c)}`));
@@ -94,7 +94,7 @@ export const mergeCommand: Command = {
       const baseModel = (ctx.values['base-model'] as string | undefined) ?? (await baseModelFolder(host, ck));
       const job = await startMerge(host, ck, h.runsDir, { targetDir: ctx.values.target as string | undefined, baseModel, workdir: h.workdir, setup: h.setup, env: h.env });
       ctx.stderr.write(`merging ${h.name}:${ck.path} (run ${job.id}, log ${job.dir}/output.log)\n`);
-      const target = await waitForMerge(host, job, (p) => ctx.stderr.write(`${p.fraction !== undefined ? `${Math.round(p.fraction * 100)}% ` : ''}${p.message}\n`));
+      const target = await waitForMerge(host, job, (p) => printError(ctx, `${p.fraction !== undefined ? `${Math.round(p.fraction * 100)}% ` : ''}${p.message}`));
       if (ctx.json) printJson(ctx, { host: h.name, checkpoint: ck.path, target, run: job.id });
       else printLines(ctx, [target]);
       return 0;

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
-import { UsageError, type Command } from '../command';
+import { printError, UsageError, type Command } from '../command';
+import { terminalText } from '../../core/format/terminal-text';
+import { rowAndLine } from '../../core/format/row-line';
 import { openWorkspace } from '../host-pool';
 import { LocalHost } from '../../core/remote/local-host';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
@@ -8,7 +10,7 @@ import type { Episode } from '../../core/episodes/episode';
 import { formatLocation } from '../../core/errors/located-error';
 
 function readable(e: Episode, set: string): string {
-  const head = `── ${set} step ${e.step} #${e.index}  score ${e.score ?? '–'}${e.dataSource ? `  ${e.dataSource}` : ''}  (${e.location.file}${e.location.line !== undefined ? `:${e.location.line}` : ` row ${e.location.row}`})`;
+  const head = `── ${set} step ${e.step} #${e.index}  score ${e.score ?? '–'}${e.dataSource ? `  ${e.dataSource}` : ''}  (${e.location.file}${e.location.line !== undefined ? `:${e.location.line}` : ` ${rowAndLine({ row: e.location.row })}`})`;
   const turns = e.turns.map((t) => `[${t.role}${t.name ? ` ${t.name}` : ''}]\n${t.content}`);
   const gt = `[ground truth] ${typeof e.groundTruth === 'string' ? e.groundTruth : JSON.stringify(e.groundTruth ?? null)}`;
   const extra = Object.keys(e.extra).length ? `[extra] ${JSON.stringify(e.extra)}` : '';
@@ -56,14 +58,15 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
             if (closed) return 0;
             if (!('turns' in x)) {
               malformed++;
-              ctx.stderr.write(`${formatLocation({ host: ws ? hostName : undefined, file: x.file, line: x.line })}${x.row !== undefined ? ` row ${x.row}` : ''}: malformed: ${x.message}\n`);
+              printError(ctx, `${formatLocation({ host: ws ? hostName : undefined, file: x.file, line: x.line })}${x.row !== undefined ? ` ${rowAndLine({ row: x.row })}` : ''}: malformed: ${x.message}`);
               continue;
             }
             printed++;
             if (ctx.json) {
               await write(`${JSON.stringify({ set: c.name, step: x.step, index: x.index, score: x.score, turns: x.turns.map((t) => ({ role: t.role, content: t.content })), groundTruth: x.groundTruth ?? null, extra: x.extra })}\n`);
             } else {
-              await write(`${readable(x, c.name)}\n\n`);
+              // Model output may hold escape codes (colours, cursor moves, a window title): shown, never obeyed.
+              await write(`${terminalText(readable(x, c.name))}\n\n`);
             }
           }
         }

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import type { Command } from '../command';
-import { printLines, UsageError } from '../command';
+import { printError, printLines, UsageError } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
 import { openMetricsSource } from '../../core/metrics/run-metrics';
 import { HEADLINES, headlineKey } from '../../core/metrics/headline';
@@ -28,6 +28,8 @@ export const metricsCommand: Command = {
     'infinities (a diverging loss) are the strings "NaN", "Infinity" and "-Infinity" (JSON has no such numbers).',
     'Without --json: a table of the headline metrics (reward, KL, entropy, response length, validation, step time).',
     'Unreadable lines are reported on stderr with their line; the rest is still printed (exit code 1 when there were any).',
+    'Metrics logged as None (e.g. grad_norm: None) are not plotted: one note per metric on stderr says how many',
+    'and at which steps (the exit code stays 0).',
   ].join('\n'),
   options: { host: { type: 'string' }, config: { type: 'string', short: 'c' } },
   async run(ctx) {
@@ -42,7 +44,8 @@ export const metricsCommand: Command = {
       await src.poll({ final: true });
       if (!src.source) throw new Error(`${host.name}:${path}: no metrics yet (no metrics.jsonl, output.log or trainer_state.json)`);
       const problems = await src.problems();
-      for (const p of problems) ctx.stderr.write(`${formatProblem(p)}\n`);
+      for (const p of problems) printError(ctx, formatProblem(p));
+      for (const n of src.notes()) printError(ctx, `${host.name}:${src.source}: note: ${n}`);
       const series = src.series;
       if (ctx.json) {
         // One object per line, written with backpressure: a 1 GB log's steps stream out without piling up in memory.

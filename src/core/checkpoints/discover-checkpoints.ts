@@ -3,6 +3,7 @@ import type { Host } from '../remote/host';
 import { execChecked } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
 import { runJsonSchema, stepOfFolder, type Checkpoint, type CheckpointKind, type RunJson, type RunRef } from './checkpoint';
+import { plainZodError } from '../errors/plain-zod';
 
 /** Where to look on one host: every run folder under `runsDir`, and any run folder or output folder path. */
 export interface DiscoverTargets {
@@ -119,7 +120,7 @@ export function parseDiscovery(hostName: string, out: string): Discovery {
         let json: RunJson | undefined;
         let problem: string | undefined;
         try {
-          const parsed = runJsonSchema.safeParse(JSON.parse(f.slice(2).join(' ')));
+          const parsed = runJsonSchema.safeParse(JSON.parse(f.slice(2).join(' ')), { error: plainZodError });
           if (parsed.success) json = parsed.data;
           else problem = `${hostName}:${dir}/run.json: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
         } catch (err) {

@@ -49,6 +49,8 @@ interface FileState {
   /** Bytes from 0 that are written and hashed: a resume continues here. */
   done: number;
   complete?: boolean;
+  /** Under its final name: verified (or downloaded without verify). Until then it stays `<name>.partial`. */
+  named?: boolean;
   sha256?: string;
 }
 
@@ -102,7 +104,8 @@ async function hashPrefix(file: string, length: number): Promise<Hash> {
  * Downloads a file or folder from a host, each file as one stream over the host's connection (`Host.readChunks`), which
  * on one ssh2 connection beats parallel SFTP range reads (see bench/checkpoints.bench.ts). Each file is written to `<name>.partial` beside a small state file; after a
  * dropped connection (or a cancel, or a crash) the next call continues from the bytes on disk. With `verify` (the
- * default) every file's sha256 is computed as it arrives and compared with `sha256sum` on the host.
+ * default) every file's sha256 is computed as it arrives and compared with `sha256sum` on the host, and a file takes its
+ * final name only once it matched: a failed check, a crash or a cancel never leaves an unverified file under that name.
  *
  * `dest` is the local file (for a remote file) or folder (for a remote folder) to create.
  */
@@ -143,21 +146,29 @@ export async function download(host: Host, remotePath: string, dest: string, o: 
     o.onProgress?.({ done, total, files: files.length, filesDone: Object.values(state.files).filter((s) => s.complete).length, bytesPerSecond: secs > 0 ? transferred / secs : 0 });
   };
   const sums: Record<string, string> = {};
+  /** Gives a finished file its final name (a rename in its own folder: atomic). */
+  const nameFile = async (rel: string) => {
+    const final = localPathOf(dest, rel);
+    await rename(`${final}.partial`, final);
+    state.files[rel]!.named = true;
+  };
 
   const pass = async () => {
     for (const f of files) {
       const s = state.files[f.rel]!;
       const final = localPathOf(dest, f.rel);
+      const partial = `${final}.partial`;
       if (s.complete) {
-        const st = await stat(final).catch(() => undefined);
+        const where = s.named ? final : partial;
+        const st = await stat(where).catch(() => undefined);
         if (st?.size === f.size) {
           // Finished by an earlier call (that may not have hashed it): only hashed here when this call verifies.
-          if (verify) sums[f.rel] = s.sha256 ??= (await hashPrefix(final, f.size)).digest('hex');
+          if (verify) sums[f.rel] = s.sha256 ??= (await hashPrefix(where, f.size)).digest('hex');
+          else if (!s.named) await nameFile(f.rel);
           continue;
         }
-        Object.assign(s, { done: 0, complete: false, sha256: undefined });
+        Object.assign(s, { done: 0, complete: false, named: false, sha256: undefined });
       }
-      const partial = `${final}.partial`;
       await mkdir(dirname(partial), { recursive: true });
       const onDisk = (await stat(partial).catch(() => undefined))?.size ?? 0;
       if (onDisk < s.done) s.done = 0;
@@ -174,9 +185,10 @@ export async function download(host: Host, remotePath: string, dest: string, o: 
       } finally {
         await fh.close();
       }
-      await rename(partial, final);
       s.complete = true;
       if (s.sha256) sums[f.rel] = s.sha256;
+      // Without a checksum to wait for, the file is done; with one, it keeps its temporary name until it matched.
+      if (!verify) await nameFile(f.rel);
       await save();
       progress();
     }
@@ -200,16 +212,22 @@ export async function download(host: Host, remotePath: string, dest: string, o: 
       if (err instanceof HostFileNotFoundError) throw err;
       return remoteSha256(host, remotePath, files);
     });
+    const bad: string[] = [];
     for (const f of files) {
       const want = theirs.get(f.rel);
       if (!want) throw new Error(`${host.name}: sha256sum did not report ${f.rel || remotePath}`);
-      if (want !== sums[f.rel]) {
-        await rm(localPathOf(dest, f.rel), { force: true });
-        delete state.files[f.rel];
-        await save();
-        throw new Error(`checksum mismatch for ${f.rel || remotePath}: host ${want}, downloaded ${sums[f.rel]} (the file was removed; download again)`);
+      const s = state.files[f.rel]!;
+      if (want === sums[f.rel]) {
+        if (!s.named) await nameFile(f.rel);
+        continue;
       }
+      const local = localPathOf(dest, f.rel);
+      await rm(s.named ? local : `${local}.partial`, { force: true });
+      delete state.files[f.rel];
+      bad.push(`checksum mismatch for ${f.rel || remotePath}: host ${want}, downloaded ${sums[f.rel]}`);
     }
+    await save();
+    if (bad.length) throw new Error(`${bad.join('; ')} (the file${bad.length > 1 ? 's were' : ' was'} removed; download again)`);
   }
   await rm(statePath, { force: true });
   return { dest, files: files.length, bytes: total, transferred, seconds: (performance.now() - started) / 1000, sha256: sums };

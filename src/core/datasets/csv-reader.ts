@@ -37,21 +37,39 @@ async function* csvRows(host: Host, path: string, opts: RowsOptions): AsyncGener
   const start = opts.start ?? 0;
   const queue: DatasetRecord[] = [];
   let index = 0;
-  let lastLine = 1; // the header's line
+  // The file line where the next record's text starts, counted from each record's raw text: csv-parse's own count
+  // (`info.lines`) counts a quoted CRLF as two lines, so every row after a clinical note with Windows line ends drifted.
+  let nextLine = 2; // after the header
+  /**
+   * The line a record starts on (after the blank lines its raw text begins with), and moves past its text. Line breaks
+   * are CRLF, LF or a lone CR, as editors count them (csv-parse's raw text keeps only the CR of a CRLF record delimiter).
+   */
+  const lineOf = (raw: string | undefined): number => {
+    let line = nextLine;
+    let leading = true;
+    for (let i = 0; raw !== undefined && i < raw.length; i++) {
+      const c = raw[i];
+      if (c === '\r' || c === '\n') {
+        if (c === '\r' && raw[i + 1] === '\n') i++;
+        nextLine++;
+        if (leading) line++;
+      } else leading = false;
+    }
+    return line;
+  };
   const parser = parse({
     bom: true,
     columns: true,
+    raw: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
-    on_record: (record: Record<string, string>, ctx: { lines: number }) => {
-      queue.push({ index: index++, line: lastLine + 1, value: record });
-      lastLine = ctx.lines;
+    on_record: (rec: { record: Record<string, string>; raw: string }) => {
+      queue.push({ index: index++, line: lineOf(rec.raw), value: rec.record });
       return null; // delivered through the queue, in order with the skipped records
     },
-    on_skip: (err: CsvError | undefined) => {
-      const lines = typeof err?.lines === 'number' ? err.lines : lastLine + 1;
-      queue.push({ index: index++, line: lastLine + 1, error: `line ${lastLine + 1}: ${err?.message ?? 'malformed CSV record'}` });
-      lastLine = lines;
+    on_skip: (err: CsvError | undefined, raw?: string) => {
+      const line = lineOf(raw);
+      queue.push({ index: index++, line, error: `line ${line}: ${err ? csvMessage(err) : 'malformed CSV record'}` });
       return undefined;
     },
   });
@@ -78,11 +96,16 @@ async function* csvRows(host: Host, path: string, opts: RowsOptions): AsyncGener
     if (opts.signal?.aborted) throw err;
     // Not skippable (e.g. a quote never closed): the rest of the file is inside that field.
     yield* drain();
-    yield { index, line: lastLine + 1, error: `line ${lastLine + 1}: ${err instanceof Error ? err.message : String(err)}` };
+    yield { index, line: nextLine, error: `line ${nextLine}: ${err instanceof Error ? csvMessage(err) : String(err)}` };
     parser.destroy();
     return;
   } finally {
     if (!parser.destroyed) parser.destroy();
   }
   yield* drain();
+}
+
+/** csv-parse's message without the line it names ("on line 6"): its count drifts after a quoted CRLF; ours leads the message. */
+function csvMessage(err: Error): string {
+  return err.message.replace(/ (on|at) line \d+/, '');
 }

@@ -4,6 +4,7 @@ import { readRows, type DatasetFormat, type DatasetReader } from './dataset-read
 import { detectKind, promptText, ROW_SCHEMAS, type DatasetKind } from './dataset-kinds';
 import { openDataset } from './open-dataset';
 import { stringHash } from './string-hash';
+import { plainZodError } from '../errors/plain-zod';
 
 export interface DatasetProblem {
   /** 0-based row; absent for a problem of the whole file. */
@@ -103,7 +104,7 @@ export async function inspectDataset(reader: DatasetReader, opts: InspectOptions
       if (typeof r.data_source === 'string') dataSources[r.data_source] = (dataSources[r.data_source] ?? 0) + 1;
       if (typeof r.ability === 'string') abilities[r.ability] = (abilities[r.ability] ?? 0) + 1;
     }
-    const parsed = schema.safeParse(value);
+    const parsed = schema.safeParse(value, { error: plainZodError });
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         report({ ...at, field: issue.path.map(String).join('.') || undefined, reason: issue.message, severity: 'error' });
@@ -120,7 +121,7 @@ export async function inspectDataset(reader: DatasetReader, opts: InspectOptions
       }
       const h = stringHash(prompt);
       const first = seen.get(h);
-      if (first !== undefined) report({ ...at, field: promptField(kind), reason: `duplicate prompt: the same as row ${first}`, severity: 'warning' });
+      if (first !== undefined) report({ ...at, field: promptField(kind), reason: `duplicate prompt: the same as row ${first + 1}`, severity: 'warning' });
       else if (tracking) {
         seen.set(h, rec.index);
         if (seen.size >= MAX_TRACKED_PROMPTS) {
@@ -130,7 +131,7 @@ export async function inspectDataset(reader: DatasetReader, opts: InspectOptions
       }
       const inTrain = trainPrompts?.get(h);
       if (inTrain !== undefined && against) {
-        report({ ...at, field: promptField(kind), reason: `train/validation overlap: the same prompt is row ${inTrain} of ${basename(against.path)}`, severity: 'warning' });
+        report({ ...at, field: promptField(kind), reason: `train/validation overlap: the same prompt is row ${inTrain + 1} of ${basename(against.path)}`, severity: 'warning' });
       }
     }
     if (problemCount === before) rowsOk++;

@@ -12,7 +12,9 @@ export async function openJsonDataset(host: Host, path: string, size: number): P
   if (size > MAX_JSON_BYTES) {
     throw new Error(`${host.name}:${path}: a JSON file of ${size} bytes is too large to parse whole (limit ${MAX_JSON_BYTES}); use JSONL or parquet`);
   }
-  const text = (await host.readFile(path)).toString('utf8');
+  const raw = (await host.readFile(path)).toString('utf8');
+  // A UTF-8 byte order mark (Windows editors) is no JSON: JSON.parse refuses it.
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
   let doc: unknown;
   try {
     doc = JSON.parse(text);

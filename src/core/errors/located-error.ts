@@ -38,11 +38,18 @@ export class LocatedError extends Error {
   }
 }
 
-/** The message of anything thrown, for a log line or a notification; keeps the cause chain. */
+/**
+ * The message of anything thrown, for a log line or a notification, with its cause chain: each cause whose text the
+ * message does not already hold (callers often write `${outer}: ${errorMessage(inner)}` and pass `inner` as the cause).
+ */
 export function errorMessage(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = err.cause !== undefined ? ` (caused by: ${errorMessage(err.cause)})` : '';
-    return `${err.message}${cause}`;
+  if (!(err instanceof Error)) return String(err);
+  let message = err.message;
+  let cause: unknown = err.cause;
+  for (let depth = 0; cause !== undefined && depth < 10; depth++) {
+    const text = cause instanceof Error ? cause.message : String(cause);
+    if (!message.includes(text)) message += ` (caused by: ${text})`;
+    cause = cause instanceof Error ? cause.cause : undefined;
   }
-  return String(err);
+  return message;
 }

@@ -9,6 +9,8 @@ export interface Line {
   end: number;
   /** False for a last line with no newline (still being written, or a truncated file). */
   complete: boolean;
+  /** Longer than `maxLineBytes`: its bytes were skipped, not kept (`text` is empty). */
+  tooLong?: boolean;
 }
 
 export interface ReadLinesOptions {
@@ -30,6 +32,11 @@ export interface ReadLinesOptions {
    * through a whole large file sets it so reading overlaps parsing; one that stops early (a preview) does not.
    */
   readAhead?: number;
+  /**
+   * A line longer than this many bytes is not kept: it is yielded empty with `tooLong` and its byte span, having cost no
+   * more memory than a chunk, so one 100 MB line in a data file cannot take hundreds of MB. Default: no limit.
+   */
+  maxLineBytes?: number;
   signal?: AbortSignal;
 }
 
@@ -41,6 +48,7 @@ export interface LineBytes {
   start: number;
   end: number;
   complete: boolean;
+  tooLong?: boolean;
 }
 
 /** A range being read, and the buffer it is read into. */
@@ -50,6 +58,7 @@ interface Pending {
 }
 
 const NL = 0x0a;
+const EMPTY = Buffer.alloc(0);
 const CR = 0x0d;
 
 /**
@@ -74,10 +83,16 @@ export function readLineBytes(host: Host, path: string, opts: ReadLinesOptions =
  * buffer is reused for a later range once the reader moves past it, so what the reader keeps longer (the unfinished
  * line at a chunk's end) is copied.
  */
-async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make: (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean) => T): AsyncGenerator<T> {
+async function* lines<T extends object>(host: Host, path: string, opts: ReadLinesOptions, makeLine: (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean) => T): AsyncGenerator<T> {
+  // A UTF-8 byte order mark (Windows editors, Excel's "CSV UTF-8") is no part of the first line's text: with it the first
+  // row of a JSONL file would not parse.
+  const make = (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean): T =>
+    start === 0 && to - from >= 3 && buf[from] === 0xef && buf[from + 1] === 0xbb && buf[from + 2] === 0xbf ? makeLine(buf, from + 3, to, start, end, complete) : makeLine(buf, from, to, start, end, complete);
   const chunkSize = opts.chunkSize ?? 1 << 20;
   const readAhead = opts.readAhead ?? 0;
   const stop = opts.end ?? Infinity;
+  const maxLine = opts.maxLineBytes ?? Infinity;
+  const skipped = (start: number, end: number, complete: boolean): T => Object.assign(makeLine(EMPTY, 0, 0, start, end, complete), { tooLong: true as const });
   const needles = opts.matching?.map((s) => Buffer.from(s));
   const matches = (b: Buffer) => !needles || needles.some((n) => b.includes(n));
   /** Chunk buffers free to read into; a read that is under way holds its own. */
@@ -87,9 +102,11 @@ async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make:
     return { into, data: host.readFile(path, { start: at, end: at + chunkSize, into }) };
   };
   let pos = opts.start ?? 0;
-  /** An unfinished line from earlier chunks, and where it starts. */
+  /** An unfinished line from earlier chunks, its length, and where it starts; `overLong`: its bytes are being skipped. */
   let carry: Buffer[] = [];
+  let carryBytes = 0;
   let carryStart = pos;
+  let overLong = false;
   // Ranges being read ahead, in order, and where the next one starts. Only what may be needed is read ahead: a line
   // that crosses `end` is still read whole, on demand.
   const ahead: Pending[] = [];
@@ -120,19 +137,27 @@ async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make:
       const eof = chunk.length < chunkSize;
       if (!eof) fill();
       let lineStart = 0;
-      if (carry.length) {
+      if (carry.length || overLong) {
         // The line that crosses into this chunk: joined from its pieces (the only copy the reader makes).
         const nl = chunk.indexOf(NL);
         if (nl === -1) {
-          carry.push(Buffer.from(chunk));
+          carryBytes += chunk.length;
+          if (carryBytes > maxLine) [carry, overLong] = [[], true];
+          else carry.push(Buffer.from(chunk));
           if (eof) break;
           continue;
         }
-        const line = Buffer.concat([...carry, chunk.subarray(0, nl)]);
-        carry = [];
-        if (carryStart >= stop) return;
-        const to = line.length > 0 && line[line.length - 1] === CR ? line.length - 1 : line.length;
-        if (matches(line)) yield make(line, 0, to, carryStart, base + nl + 1, true);
+        if (overLong || carryBytes + nl > maxLine) {
+          [carry, overLong] = [[], false];
+          if (carryStart >= stop) return;
+          yield skipped(carryStart, base + nl + 1, true);
+        } else {
+          const line = Buffer.concat([...carry, chunk.subarray(0, nl)]);
+          carry = [];
+          if (carryStart >= stop) return;
+          const to = line.length > 0 && line[line.length - 1] === CR ? line.length - 1 : line.length;
+          if (matches(line)) yield make(line, 0, to, carryStart, base + nl + 1, true);
+        }
         lineStart = nl + 1;
         if (base + lineStart >= stop) return;
       }
@@ -159,25 +184,28 @@ async function* lines<T>(host: Host, path: string, opts: ReadLinesOptions, make:
             break;
           }
           const to = nl > ls && chunk[nl - 1] === CR ? nl - 1 : nl;
-          yield make(chunk, ls, to, base + ls, base + nl + 1, true);
+          yield nl - ls > maxLine ? skipped(base + ls, base + nl + 1, true) : make(chunk, ls, to, base + ls, base + nl + 1, true);
           lineStart = nl + 1;
         }
       } else {
         for (let nl = chunk.indexOf(NL, lineStart); nl !== -1; nl = chunk.indexOf(NL, lineStart)) {
           if (base + lineStart >= stop) return;
           const to = nl > lineStart && chunk[nl - 1] === CR ? nl - 1 : nl;
-          yield make(chunk, lineStart, to, base + lineStart, base + nl + 1, true);
+          yield nl - lineStart > maxLine ? skipped(base + lineStart, base + nl + 1, true) : make(chunk, lineStart, to, base + lineStart, base + nl + 1, true);
           lineStart = nl + 1;
         }
       }
       if (base + lineStart >= stop) return;
       if (lineStart < chunk.length) {
-        carry = [Buffer.from(chunk.subarray(lineStart))];
+        carryBytes = chunk.length - lineStart;
         carryStart = base + lineStart;
+        if (carryBytes > maxLine) overLong = true;
+        else carry = [Buffer.from(chunk.subarray(lineStart))];
       }
       if (eof) break;
     }
-    if (carry.length && opts.includePartial) {
+    if (overLong && opts.includePartial) yield skipped(carryStart, carryStart + carryBytes, false);
+    else if (carry.length && opts.includePartial) {
       const last = Buffer.concat(carry);
       if (matches(last)) yield make(last, 0, last.length, carryStart, carryStart + last.length, false);
     }

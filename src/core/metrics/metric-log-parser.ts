@@ -4,6 +4,7 @@ import type { Float64Column } from './float64-column';
 import { parseVerlConsoleLine, scanVerlConsoleLine, StepLineScan, type ParsedStepLine } from './verl-console';
 import { parseVerlJsonlLine } from './verl-jsonl';
 import { parseTrlDict, TrlStepTracker, type ParsedTrlDict } from './trl-log';
+import { MissingValues } from './missing-values';
 
 /** A TRL dict waiting for its step, with where it was read. */
 type PendingDict = ParsedTrlDict & { offset: number; observedAt: number | undefined };
@@ -46,6 +47,8 @@ export class MetricLogParser {
   readonly problems: LineProblem[] = [];
   /** Problems beyond the first MAX_PROBLEMS are counted, not kept (a corrupt 1 GB log must not fill memory). */
   droppedProblems = 0;
+  /** Values logged as None, per metric: one note each (MetricsFollower.notes). */
+  readonly missing = new MissingValues();
   private readonly trl = new TrlStepTracker<PendingDict>();
   /** The verl step line scanner; each key's slot holds its column. */
   private readonly scan = new StepLineScan<Float64Column>();
@@ -118,6 +121,7 @@ export class MetricLogParser {
     }
     if (observedAt !== undefined) this.series.add({ step: scan.step, metrics: {}, observedAt });
     for (const b of scan.bad) this.badMetric(offset, scan.step, b);
+    for (const k of scan.missing) this.missing.add(k, scan.step);
     this.tornStep = scan.lastBad ? scan.step : undefined;
     return scan.step;
   }
@@ -208,7 +212,7 @@ export class MetricLogParser {
 
   private addTrl(done: { dict: PendingDict; step: number }): number {
     const d = done.dict;
-    return this.addStep(d.offset, { step: done.step, metrics: d.metrics, bad: d.bad }, 'trl', d.observedAt);
+    return this.addStep(d.offset, { step: done.step, metrics: d.metrics, bad: d.bad, missing: d.missing }, 'trl', d.observedAt);
   }
 
   private addStep(offset: number, parsed: ParsedStepLine, framework: Framework, observedAt: number | undefined): number {
@@ -219,6 +223,7 @@ export class MetricLogParser {
     for (const k in m) s.put(row, k, m[k]!);
     if (observedAt !== undefined) s.add({ step: parsed.step, metrics: {}, observedAt });
     for (const b of parsed.bad) this.badMetric(offset, parsed.step, b);
+    for (const k of parsed.missing ?? []) this.missing.add(k, parsed.step);
     return parsed.step;
   }
 

@@ -4,6 +4,7 @@ import { readLineBytes } from '../io/line-reader';
 import { MetricSeries } from './metric-series';
 import { MetricLogParser, type Framework, type LineProblem } from './metric-log-parser';
 import { parseTrainerState } from './trl-trainer-state';
+import { MissingValues } from './missing-values';
 
 /** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
 const CHUNK = 4 << 20;
@@ -28,6 +29,7 @@ export class MetricsFollower {
   private offset = 0;
   private stateStamp = '';
   private stateProblems: Problem[] = [];
+  private stateMissing = new MissingValues();
 
   constructor(readonly host: Host, readonly path: string, series = new MetricSeries()) {
     this.parser = new MetricLogParser(series);
@@ -89,11 +91,17 @@ export class MetricsFollower {
     const stamp = `${st.size}:${st.mtimeMs}`;
     if (stamp === this.stateStamp) return { steps: 0, restarted: false };
     this.stateStamp = stamp;
-    const { records, problems } = parseTrainerState((await this.host.readFile(this.path)).toString('utf8'), this.path);
+    const { records, problems, missing } = parseTrainerState((await this.host.readFile(this.path)).toString('utf8'), this.path);
     this.stateProblems = problems;
+    this.stateMissing = missing;
     this.parser.framework = 'trl';
     for (const r of records) this.series.add(r);
     return { steps: records.length, restarted: false };
+  }
+
+  /** Metrics logged as None (not plotted): one line per metric with its count and steps. */
+  notes(): string[] {
+    return (this.isTrainerState ? this.stateMissing : this.parser.missing).notes();
   }
 
   /** The problems found so far, each with its line number (counted only now, and only when there are problems). */

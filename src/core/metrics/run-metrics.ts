@@ -111,6 +111,10 @@ export class RunMetrics {
     return this.follower ? this.follower.problems() : [];
   }
 
+  notes(): string[] {
+    return this.follower ? this.follower.notes() : [];
+  }
+
   /** The run has ended: its job wrote `exit_code` (the runs feature's contract). */
   async ended(): Promise<boolean> {
     return exists(this.host, posix.join(this.run.dir, 'exit_code'));
@@ -125,6 +129,8 @@ export interface MetricsSource {
   readonly source: string | undefined;
   poll(opts?: { live?: boolean; final?: boolean; signal?: AbortSignal }): Promise<PollResult>;
   problems(): Promise<Problem[]>;
+  /** What the user should know that is no fault of the file: metrics logged as None, one line per metric. */
+  notes(): string[];
   /** A run that has ended needs no more polling; a bare file may always grow. */
   ended?(): Promise<boolean>;
 }

@@ -3,18 +3,21 @@ import { parseMetricValue } from './metric-value';
 export interface ParsedTrlDict {
   metrics: Record<string, number>;
   bad: string[];
+  /** Keys logged as `None` (e.g. `'grad_norm': None`). */
+  missing: string[];
   /** Keys are `eval_*` (an evaluation, logged at the training step it follows). */
   eval: boolean;
 }
 
 /**
  * Parses a Python dict literal as transformers' trainer prints its logs: `{'loss': 0.0123, 'reward': 0.56, 'epoch': 0.12}`
- * (transformers 4) or `{'loss': '0.0123', ...}` (transformers 5, values as strings). Non-numeric values (`None`, text)
- * are skipped; lists and nested dicts are skipped whole. Throws with the reason when the literal is broken.
+ * (transformers 4) or `{'loss': '0.0123', ...}` (transformers 5, values as strings). `None` values are listed in
+ * `missing`, other text is skipped; lists and nested dicts are skipped whole. Throws with the reason when the literal is broken.
  */
 export function parseTrlDict(text: string): ParsedTrlDict {
   const metrics: Record<string, number> = {};
   const bad: string[] = [];
+  const missing: string[] = [];
   let i = 1;
   const n = text.length;
   const skipWs = () => {
@@ -63,14 +66,15 @@ export function parseTrlDict(text: string): ParsedTrlDict {
     if (raw !== undefined) {
       const v = parseMetricValue(raw);
       if (v !== undefined) metrics[key] = v;
-      else if (raw.trim() !== 'None' && raw.trim() !== '' && /^[\d.+-]/.test(raw.trim())) bad.push(`${key}: ${raw.trim()}`);
+      else if (raw.trim() === 'None') missing.push(key);
+      else if (/^[\d.+-]/.test(raw.trim())) bad.push(`${key}: ${raw.trim()}`);
     }
     skipWs();
     if (text[i] === ',') i++;
     else if (text[i] !== '}') throw new Error(i >= n ? 'missing closing }' : `expected ',' or '}' at column ${i + 1}`);
   }
   const keys = Object.keys(metrics);
-  return { metrics, bad, eval: keys.length > 0 && keys.every((k) => k.startsWith('eval_') || k === 'epoch') };
+  return { metrics, bad, missing, eval: keys.length > 0 && keys.every((k) => k.startsWith('eval_') || k === 'epoch') };
 }
 
 /** A tqdm bar as tqdm draws it: `{desc}: {pct}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}]`. */

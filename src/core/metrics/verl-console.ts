@@ -6,6 +6,8 @@ export interface ParsedStepLine {
   step: number;
   metrics: Record<string, number>;
   bad: string[];
+  /** Keys logged without a value (`None`, JSON `null`): counted per metric and reported once (MissingValues). */
+  missing?: string[];
 }
 
 const ESC = 0x1b;
@@ -35,6 +37,8 @@ export class StepLineScan<Slot = unknown> {
   values = new Float64Array(64);
   /** Unreadable `key:value` parts, as text (a torn or corrupt line). */
   bad: string[] = [];
+  /** Keys whose value was `None`. */
+  missing: string[] = [];
   /** The line's last part was unreadable: where a line torn by other output ends. */
   lastBad = false;
   /** The line has verl's shape but its step is not a number (`step:x - ...`): its start, for the message. */
@@ -60,6 +64,7 @@ export class StepLineScan<Slot = unknown> {
   reset(): void {
     this.count = 0;
     if (this.bad.length) this.bad = [];
+    if (this.missing.length) this.missing = [];
     this.lastBad = false;
     this.badStep = undefined;
     this.otherFormat = false;
@@ -323,6 +328,10 @@ function slowPart(b: Uint8Array, start: number, to: number, out: StepLineScan): 
   let v = raw.length === 0 ? NaN : Number(raw);
   if (Number.isNaN(v)) {
     const parsed = parseMetricValue(raw);
+    if (parsed === undefined && raw.trim() === 'None') {
+      out.missing.push(decode(b, start, colon).trim());
+      return end;
+    }
     if (parsed === undefined) {
       out.pushBad(decode(b, start, end));
       return end;
@@ -345,5 +354,5 @@ export function parseVerlConsoleLine(line: string): ParsedStepLine | undefined {
   if (!scanVerlConsoleLine(b, 0, b.length, scan)) return undefined;
   const metrics: Record<string, number> = {};
   for (let i = 0; i < scan.count; i++) metrics[scan.key(i)] = scan.values[i]!;
-  return { step: scan.step, metrics, bad: scan.bad };
+  return { step: scan.step, metrics, bad: scan.bad, ...(scan.missing.length ? { missing: scan.missing } : {}) };
 }

@@ -40,11 +40,13 @@ export function parseVerlJsonlLine(line: string): ParsedStepLine | undefined {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('"data" is not an object of metrics');
   const metrics: Record<string, number> = {};
   const bad: string[] = [];
+  const missing: string[] = [];
   for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
     if (typeof v === 'number') metrics[k] = v;
     else if (typeof v === 'boolean') metrics[k] = v ? 1 : 0;
     else if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') metrics[k] = Number(v);
-    else if (v !== null && typeof v !== 'string') bad.push(k);
+    else if (v === null) missing.push(k);
+    else if (typeof v !== 'string') bad.push(k);
   }
-  return { step, metrics, bad };
+  return { step, metrics, bad, missing };
 }

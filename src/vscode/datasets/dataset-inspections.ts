@@ -5,6 +5,7 @@ import { inspectDataset, type DatasetSummary } from '../../core/datasets/inspect
 import { errorMessage } from '../../core/errors/located-error';
 import type { Ctx } from '../ctx';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
+import { rowAndLine } from '../../core/format/row-line';
 
 export type InspectionState = { state: 'running' } | { state: 'done'; summary: DatasetSummary; mtimeMs: number } | { state: 'failed'; error: string };
 
@@ -35,7 +36,12 @@ export class DatasetInspections implements vscode.Disposable {
   async inspect(ref: DatasetRef, opts: { force?: boolean; signal?: AbortSignal; onProgress?: (rows: number) => void } = {}): Promise<DatasetSummary> {
     const key = refKey(ref);
     const host = await this.pool.get(ref.host);
-    const stat = await host.stat(ref.path);
+    const stat = await host.stat(ref.path).catch((err: unknown) => {
+      // A file that cannot be read (gone, or outside the workspace in Restricted Mode) says why on its tree item.
+      this.results.set(key, { state: 'failed', error: errorMessage(err) });
+      this.changed.fire(ref);
+      throw err;
+    });
     const cached = this.results.get(key);
     if (!opts.force && cached?.state === 'done' && cached.mtimeMs === stat.mtimeMs && cached.summary.size === stat.size) return cached.summary;
     const pending = this.running.get(key);
@@ -78,7 +84,7 @@ export class DatasetInspections implements vscode.Disposable {
   private showProblems(ref: DatasetRef, summary: DatasetSummary): void {
     const diags = summary.problems.map((p) => {
       const line = Math.max(0, (p.line ?? 1) - 1);
-      const where = [p.row !== undefined ? `row ${p.row}` : undefined, p.field].filter(Boolean).join(', ');
+      const where = [rowAndLine({ row: p.row }), p.field].filter(Boolean).join(', ');
       const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, 0), `${where ? `${where}: ` : ''}${p.reason}`, p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
       d.source = 'MedRL dataset';
       return d;

@@ -9,6 +9,7 @@ import { datasetFormatOf } from '../../core/datasets/dataset-reader';
 import { DATASET_KIND_LABELS } from '../../core/datasets/dataset-kinds';
 import type { DatasetProblem, DatasetSummary } from '../../core/datasets/inspect-dataset';
 import { errorMessage } from '../../core/errors/located-error';
+import { rowAndLine } from '../../core/format/row-line';
 import { AUTO_INSPECT_BYTES, type DatasetInspections } from './dataset-inspections';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
 
@@ -137,9 +138,9 @@ export class DatasetsTree implements vscode.TreeDataProvider<Node | vscode.TreeI
       }
       case 'problem': {
         const p = element.problem;
-        const item = new vscode.TreeItem(`${p.row !== undefined ? `row ${p.row}` : 'file'}${p.field ? ` ${p.field}` : ''}`);
+        const item = new vscode.TreeItem(`${p.row !== undefined ? rowAndLine({ row: p.row }) : 'file'}${p.field ? ` ${p.field}` : ''}`);
         item.description = p.reason;
-        item.tooltip = `${p.line !== undefined ? `line ${p.line}, ` : ''}${p.row !== undefined ? `row ${p.row}` : ''}${p.field ? `, ${p.field}` : ''}: ${p.reason}`;
+        item.tooltip = `${[rowAndLine(p), p.field].filter(Boolean).join(', ')}: ${p.reason}`;
         item.iconPath = new vscode.ThemeIcon(p.severity === 'error' ? 'error' : 'warning', new vscode.ThemeColor(p.severity === 'error' ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
         item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [{ ...element.ref, row: p.row }] };
         return item;

@@ -27,7 +27,7 @@ interface Followed {
   source?: MetricsSource;
   live: boolean;
   error: string | null;
-  problemCount: number;
+  problemsShown: string;
 }
 
 /**
@@ -36,7 +36,7 @@ interface Followed {
  */
 export function openDashboard(ctx: Ctx, pool: HostPool, targets: DashboardTarget[]): void {
   const title = targets.length === 1 ? `Metrics: ${targets[0]!.name ?? basename(targets[0]!.path)}` : `Compare ${targets.length} runs`;
-  const runs: Followed[] = targets.map((target, i) => ({ id: `r${i}`, target, live: true, error: null, problemCount: -1 }));
+  const runs: Followed[] = targets.map((target, i) => ({ id: `r${i}`, target, live: true, error: null, problemsShown: '' }));
   let disposed = false;
   let timer: NodeJS.Timeout | undefined;
   let started = false;
@@ -97,16 +97,19 @@ export function openDashboard(ctx: Ctx, pool: HostPool, targets: DashboardTarget
       r.error = null;
       const changes = src.series.takeChanges();
       if (changes.steps.length) post({ type: 'points', runId: r.id, changes });
-      const problems = await src.problems();
-      if (problems.length !== r.problemCount || first || !r.live) {
-        r.problemCount = problems.length;
-        post({ type: 'status', runId: r.id, framework: src.framework ?? null, source: src.source ?? null, live: r.live, error: null, problems: problems.slice(0, 50).map(formatProblem) });
+      const problems = (await src.problems()).slice(0, 50).map(formatProblem);
+      // A note's count grows as the run goes on: sent again when any text changed.
+      const notes = src.notes();
+      const shown = [...notes, ...problems].join('\n');
+      if (shown !== r.problemsShown || first || !r.live) {
+        r.problemsShown = shown;
+        post({ type: 'status', runId: r.id, framework: src.framework ?? null, source: src.source ?? null, live: r.live, error: null, problems, notes });
       }
     } catch (err) {
       const message = errorMessage(err);
       if (message !== r.error) ctx.log.error(`metrics: ${r.target.host}:${r.target.path}: ${message}`);
       r.error = message;
-      post({ type: 'status', runId: r.id, framework: r.source?.framework ?? null, source: r.source?.source ?? null, live: r.live, error: message, problems: [] });
+      post({ type: 'status', runId: r.id, framework: r.source?.framework ?? null, source: r.source?.source ?? null, live: r.live, error: message, problems: [], notes: [] });
     }
   }
 

@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { LOCAL_HOST, resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
-import { LocalHost } from '../../core/remote/local-host';
 import { agreement } from '../../core/reward/agreement';
 import { loadRollouts, type RunRef } from '../../core/reward/backtest';
 import { loadCases, saveCases } from '../../core/reward/cases';
@@ -161,7 +160,8 @@ export class RewardPlayground implements vscode.Disposable {
     if (!pick) return;
     const uri = pick.uri ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { Samples: ['jsonl', 'json', 'parquet'] }, defaultUri: this.state.root }))?.[0];
     if (!uri) return;
-    const loaded = await loadSamples(new LocalHost(), uri.fsPath, { limit: 5000 });
+    // Through the pool: in Restricted Mode its local host reads only the workspace.
+    const loaded = await loadSamples(await this.pool.get(LOCAL_HOST), uri.fsPath, { limit: 5000 });
     for (const p of loaded.problems) this.ctx.log.warn(`playground samples: ${formatProblem(p)}`);
     this.setSamples(loaded.samples, vscode.workspace.asRelativePath(uri), loaded.problems.map(formatProblem));
   }
@@ -313,7 +313,7 @@ export class RewardPlayground implements vscode.Disposable {
       this.post({ type: 'notice', level: 'error', message: 'Regression cases belong to a reward function: pick one as scorer A.' });
       return;
     }
-    const { path, cases, problems } = await loadCases(new LocalHost(), ref.path).catch((err: unknown) => {
+    const { path, cases, problems } = await loadCases(await this.pool.get(LOCAL_HOST), ref.path).catch((err: unknown) => {
       throw new Error(`no regression cases for ${vscode.workspace.asRelativePath(ref.path)}: ${err instanceof Error ? err.message : String(err)}`);
     });
     this.setSamples(cases, vscode.workspace.asRelativePath(path), problems.map(formatProblem));

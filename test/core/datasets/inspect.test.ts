@@ -49,7 +49,7 @@ describe('dataset kinds and validation', () => {
       [4, 5, 'prompt', 'error'],
       [5, 6, 'data_source', 'error'],
     ]);
-    assert.match(s.problems[2]!.reason, /expected array/i);
+    assert.equal(s.problems[2]!.reason, 'must be a list (got 42)');
     assert.deepEqual(s.dataSources, { pubmedqa: 5 });
   });
 
@@ -61,7 +61,7 @@ describe('dataset kinds and validation', () => {
     const s = await inspectDataset(await openDataset(host, file), { maxPromptTokens: 512, against: null });
     const by = (re: RegExp) => s.problems.filter((p) => re.test(p.reason)).map((p) => p.row);
     assert.deepEqual(by(/empty ground truth/), [1, 4]);
-    assert.deepEqual(by(/duplicate prompt: the same as row 0/), [2]);
+    assert.deepEqual(by(/duplicate prompt: the same as row 1$/), [2]);
     assert.deepEqual(by(/about 625 tokens \(2500 characters \/ 4\), over the budget of 512/), [3]);
     assert.equal(s.rowsOk, 1);
     assert.deepEqual(s.tokenBudget, { maxPromptTokens: 512, estimate: 'chars/4' });
@@ -76,7 +76,7 @@ describe('dataset kinds and validation', () => {
     assert.equal(trainSiblingPath(join(split, 'medec_val.parquet')), join(split, 'medec_train.parquet'));
     const s = await inspectDataset(await openDataset(host, join(split, 'test.parquet')));
     assert.equal(s.comparedWith, join(split, 'train.parquet'));
-    assert.deepEqual(s.problems.map((p) => [p.row, p.reason]), [[1, 'train/validation overlap: the same prompt is row 1 of train.parquet']]);
+    assert.deepEqual(s.problems.map((p) => [p.row, p.reason]), [[1, 'train/validation overlap: the same prompt is row 2 of train.parquet']]);
     const train = await inspectDataset(await openDataset(host, join(split, 'train.parquet')));
     assert.equal(train.problemCount, 0, 'the training split is not compared with itself');
   });

@@ -71,4 +71,20 @@ describe('readLines', () => {
       }
     }
   });
+  it('skips a line longer than maxLineBytes (its span, no bytes kept) wherever it falls, and reads the others whole', async () => {
+    const file = join(dir, 'long.jsonl');
+    const long = 'y'.repeat(5000);
+    writeFileSync(file, `first\n${long}\nmiddle\n${'z'.repeat(60)}\nlast ${long}`);
+    const lengths = (got: Line[]) => got.map((l) => (l.tooLong ? `skipped ${l.start}-${l.end}${l.complete ? '' : ' partial'}` : l.text.length));
+    for (const chunkSize of [7, 64, 1000, 4096, 1 << 20]) {
+      const got = await all(readLines(host, file, { chunkSize, maxLineBytes: 100, includePartial: true }));
+      assert.deepEqual(lengths(got), [5, 'skipped 6-5007', 6, 60, 'skipped 5075-10080 partial'], `chunk ${chunkSize}`);
+      assert.ok(got.every((l) => !l.tooLong || l.text === ''));
+    }
+    // At the limit a line is kept; the bytes counted exclude the newline.
+    assert.deepEqual(lengths(await all(readLines(host, file, { chunkSize: 16, maxLineBytes: 60 }))), [5, 'skipped 6-5007', 6, 60]);
+    const bytes: Array<[boolean, number]> = [];
+    for await (const l of readLineBytes(host, file, { chunkSize: 64, maxLineBytes: 100 })) bytes.push([l.tooLong ?? false, l.to - l.from]);
+    assert.deepEqual(bytes, [[false, 5], [true, 0], [false, 6], [false, 60]]);
+  });
 });

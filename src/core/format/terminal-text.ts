@@ -1,0 +1,12 @@
+/** C0 controls but \t and \n, DEL, and C1 controls (U+0080-U+009F: 0x9B alone starts a CSI sequence in some terminals). */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * Text from files and models made safe to print: every control character but tab and newline is shown as its escape
+ * (`\x1b`, `\r`), so model output or a crafted file name cannot recolour, move the cursor, set the window title,
+ * overwrite what was printed before it or write to the clipboard (OSC 52). Used for all human-readable CLI output;
+ * --json output is escaped by JSON.stringify already.
+ */
+export function terminalText(s: string): string {
+  return s.replace(CONTROL, (c) => (c === '\r' ? '\\r' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+}

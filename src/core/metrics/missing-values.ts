@@ -1,0 +1,32 @@
+/** How many steps a note lists before it shortens to a count. */
+const LISTED_STEPS = 5;
+
+/**
+ * Values a trainer logged as Python's None, by metric: `'grad_norm': None` in a printed TRL dict, `grad_norm:None` on a
+ * verl console line, `null` from verl's file logger (json.dumps of None). They are not plotted, so the user is told once
+ * per metric, with how many and at which steps, instead of a warning per line or nothing at all.
+ */
+export class MissingValues {
+  private readonly byKey = new Map<string, { count: number; steps: number[]; last: number }>();
+
+  /** A value of `key` at `step` was None (JSON `null` is Python's None as json.dumps writes it). */
+  add(key: string, step: number): void {
+    const m = this.byKey.get(key);
+    if (!m) {
+      this.byKey.set(key, { count: 1, steps: [step], last: step });
+      return;
+    }
+    m.count++;
+    m.last = step;
+    if (m.steps.length < LISTED_STEPS) m.steps.push(step);
+  }
+
+  /** One line per metric: `grad_norm: 12 values were None (steps 1, 2, 3, 4, 5, …, 40); not plotted`. */
+  notes(): string[] {
+    return [...this.byKey].map(([key, m]) => {
+      const listed = m.count > m.steps.length ? `${m.steps.join(', ')}, …, ${m.last}` : m.steps.join(', ');
+      const what = m.count === 1 ? '1 value was None' : `${m.count} values were None`;
+      return `${key}: ${what} (step${m.count === 1 ? '' : 's'} ${listed}); not plotted`;
+    });
+  }
+}
