@@ -52,7 +52,7 @@ describe('datasets: see and check training data in real VS Code (code-server + C
     await view.locator('vscode-button', { hasText: 'Go to row' }).click();
     await view.locator('.detail h2', { hasText: 'Row 150' }).waitFor();
     await view.locator('.detail .key', { hasText: 'ground_truth' }).waitFor();
-    await view.locator('.dataset-row.selected[data-index="150"]').waitFor();
+    await view.locator('.dataset-row.selected[data-index="149"]').waitFor();
 
     // Search streams matching rows.
     await view.locator('vscode-textfield.search input').fill('mitochondria');
@@ -90,7 +90,7 @@ describe('datasets: see and check training data in real VS Code (code-server + C
     await view.locator('.dataset-row.error[data-index="1"]', { hasText: 'malformed JSON' }).waitFor({ timeout: 30_000 });
     await view.locator('.lower h2', { hasText: 'Problems: 3' }).waitFor({ timeout: 30_000 });
     await view.locator('.problem', { hasText: 'empty ground truth' }).click();
-    await view.locator('.detail h2', { hasText: 'Row 2' }).waitFor();
+    await view.locator('.detail h2', { hasText: 'Row 3' }).waitFor();
     await screenshot(page, 'datasets-problems');
     await page.close();
   });

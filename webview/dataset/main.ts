@@ -107,7 +107,7 @@ function onMessage(msg: DatasetToWebview): void {
     case 'searchResults':
       if (msg.id !== searchId) return;
       for (const m of msg.matches) {
-        const li = el('li', {}, el('span', { className: 'at', text: `row ${m.index}` }), el('span', { text: m.snippet }));
+        const li = el('li', {}, el('span', { className: 'at', text: `row ${m.index + 1}` }), el('span', { text: m.snippet }));
         li.addEventListener('click', () => goTo(m.index));
         searchList.append(li);
       }
@@ -170,7 +170,7 @@ function render(): void {
     row.style.height = `${ROW_H}px`;
     row.style.gridTemplateColumns = gridColumns();
     row.dataset.index = String(i);
-    row.append(el('div', { className: 'cell index', text: String(i), title: r?.line !== undefined ? `line ${r.line}` : '' }));
+    row.append(el('div', { className: 'cell index', text: String(i + 1), title: r?.line !== undefined ? `line ${r.line}` : '' }));
     if (!r) row.append(el('div', { className: 'cell pending', text: '…' }));
     else if (r.error !== undefined) row.append(el('div', { className: 'cell wide', text: r.error, title: r.error }));
     else {
@@ -213,11 +213,12 @@ function goTo(i: number): void {
 
 function goToTyped(): void {
   const n = Number(rowField.value.trim());
-  if (!Number.isInteger(n) || n < 0) {
-    status.textContent = `"${rowField.value}" is not a row number`;
+  // Rows are counted from 1 here as everywhere a person reads them; the index kept is 0-based.
+  if (!Number.isInteger(n) || n < 1) {
+    status.textContent = `"${rowField.value}" is not a row number (rows are counted from 1)`;
     return;
   }
-  goTo(n);
+  goTo(n - 1);
 }
 
 function startSearch(): void {
@@ -233,7 +234,7 @@ function startSearch(): void {
 function showDetail(i: number): void {
   const r = cache.get(i);
   if (!r) return;
-  const head = el('h2', { text: `Row ${i}${r.key !== undefined ? ` · ${r.key}` : ''}${r.line !== undefined ? ` · line ${r.line}` : ''}` });
+  const head = el('h2', { text: `Row ${i + 1}${r.key !== undefined ? ` · ${r.key}` : ''}${r.line !== undefined ? ` · line ${r.line}` : ''}` });
   detail.replaceChildren(head, r.error !== undefined ? el('div', { className: 'text error', text: r.error }) : valueView(r.value, 0));
 }
 
