@@ -162,12 +162,14 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 export async function runCommand(page: Page, title: string): Promise<void> {
   // The palette lists what the context allows when it opens (e.g. `resourceLangId` of a file just opened): if the command
   // is not there yet, close it and open it again, as a user would.
+  // F1 pressed while the previous quick pick (Go to File, a prompt) is still closing opens nothing: wait until it is
+  // gone, and if the palette still did not open, press F1 again.
+  const input = page.locator('.quick-input-widget input');
   for (let attempt = 1; ; attempt++) {
+    await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => page.keyboard.press('Escape'));
     await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor();
-    await input.fill(`>${title}`);
     try {
+      await input.fill(`>${title}`, { timeout: 5000 });
       await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
       break;
     } catch (err) {
