@@ -3,15 +3,15 @@ import type { ClientChannel } from 'ssh2';
 import type { ExecResult } from './host';
 import { shellQuote } from './shell-quote';
 
+/** After a timeout, how long the killed command's end may take to be reported before the shell is given up. */
+export const BATCH_KILL_GRACE_MS = 5000;
+
 /**
  * One long-lived `sh` on a host that runs short commands one after another. A new SSH session costs sshd a fork, a login
  * shell and several round trips (tens of ms); a command in a running shell costs one fork. Each command runs in its own
  * process group (setsid) with stdin from /dev/null, so a timeout kills all of it and it cannot eat the next command.
  * Output is framed by a random marker that commands cannot guess.
  */
-/** After a timeout, how long the killed command's end may take to be reported before the shell is given up. */
-export const BATCH_KILL_GRACE_MS = 5000;
-
 export class BatchShell {
   private queue: Promise<unknown> = Promise.resolve();
   private out = '';

@@ -60,6 +60,14 @@ export interface ReadRange {
   into?: Buffer;
 }
 
+/** Folders the product makes on a host are the user's alone (what `umask 077` gives). */
+export const PRIVATE_DIR_MODE = 0o700;
+
+/** A file's mode as Host.writeFile applies it: 0600 unless asked otherwise, and never group or other bits. */
+export function privateFileMode(mode?: number): number {
+  return (mode ?? 0o600) & PRIVATE_DIR_MODE;
+}
+
 /**
  * A machine that runs jobs and holds files: the built-in local host or an SSH host. Every remote feature (runs,
  * checkpoints, datasets, episodes, services, reward workers) goes through this interface, so each works the same on both.

@@ -3,10 +3,7 @@ import { homedir } from 'node:os';
 import { mkdir, open, readdir, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { LOCAL_HOST } from '../config/workspace-config';
-import { collectExec, HostFileNotFoundError, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
-
-/** Files and folders the product makes are the user's alone (as `umask 077` makes them). */
-const PRIVATE = 0o700;
+import { collectExec, HostFileNotFoundError, PRIVATE_DIR_MODE, privateFileMode, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
 
 function expand(path: string): string {
   if (path === '~') return homedir();
@@ -96,8 +93,8 @@ export class LocalHost implements Host {
   /** Private whatever the caller asks: no group or other bits (a file that existed gets the mode too). */
   async writeFile(path: string, data: string | Uint8Array, opts: { mode?: number } = {}): Promise<void> {
     const file = expand(path);
-    const mode = (opts.mode ?? 0o600) & PRIVATE;
-    await mkdir(dirname(file), { recursive: true, mode: PRIVATE });
+    const mode = privateFileMode(opts.mode);
+    await mkdir(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
     await writeFile(file, data, { mode });
     await chmod(file, mode);
   }
@@ -123,7 +120,7 @@ export class LocalHost implements Host {
   }
 
   async mkdir(path: string): Promise<void> {
-    await mkdir(expand(path), { recursive: true, mode: PRIVATE });
+    await mkdir(expand(path), { recursive: true, mode: PRIVATE_DIR_MODE });
   }
 
   async remove(path: string): Promise<void> {

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import type * as Ssh2 from 'ssh2';
-import type { Client, AnyAuthMethod, AuthenticationType, ParsedKey } from 'ssh2';
+import type { Client, ClientChannel, AnyAuthMethod, AuthenticationType, ParsedKey } from 'ssh2';
+import { answerWithin } from './answer-within';
 import type { AuthPrompter, SecretStore } from './auth-prompter';
 import { hostKeyFromBlob, HostKeyError, knownHostKeyTypes, verifyHostKey } from './known-hosts';
 import type { SshEndpoint, SshPaths, SshRoute } from './ssh-config';
@@ -60,6 +61,11 @@ function hostKeyOrder(known: string[]): HostKeyAlgorithm[] {
 
 function seconds(ms: number): number {
   return Math.round(ms / 1000);
+}
+
+/** The bound on each wait for a host while connecting: SshContext.connectTimeoutMs, else ConnectTimeout, else 15 s. */
+function connectTimeout(ep: SshEndpoint, ctx: SshContext): number {
+  return ctx.connectTimeoutMs ?? ep.connectTimeoutMs ?? 15_000;
 }
 
 function label(ep: SshEndpoint): string {
@@ -186,7 +192,7 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
   const userFiles = ep.knownHostsFiles.length ? ep.knownHostsFiles : [ctx.paths.knownHostsPath];
   const knownFiles = [...userFiles, ...ep.globalKnownHostsFiles];
   const hostLabel = label(ep);
-  const timeoutMs = ctx.connectTimeoutMs ?? ep.connectTimeoutMs ?? 15_000;
+  const timeoutMs = connectTimeout(ep, ctx);
   const client = new (loadSsh2().Client)();
   return new Promise<Client>((resolve, reject) => {
     let failure: Error | undefined;
@@ -274,7 +280,7 @@ export async function connectRoute(route: SshRoute, ctx: SshContext): Promise<Cl
   try {
     for (const ep of [...route.jumps, route.target]) {
       const prev = clients[clients.length - 1];
-      const sock = prev ? await forwardTo(prev, ep, ctx.connectTimeoutMs ?? ep.connectTimeoutMs ?? 15_000) : undefined;
+      const sock = prev ? await forwardTo(prev, ep, connectTimeout(ep, ctx)) : undefined;
       clients.push(await connectEndpoint(ep, ctx, sock));
     }
     return clients;
@@ -285,17 +291,13 @@ export async function connectRoute(route: SshRoute, ctx: SshContext): Promise<Cl
 }
 
 function forwardTo(via: Client, ep: SshEndpoint, timeoutMs: number): Promise<Duplex> {
-  return new Promise((resolve, reject) => {
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      reject(new SshConnectError(`${label(ep)}: unreachable: the jump host did not answer within ${seconds(timeoutMs)} s when asked for a channel to ${ep.hostName}:${ep.port}`, 'unreachable'));
-    }, timeoutMs);
-    via.forwardOut('127.0.0.1', 0, ep.hostName, ep.port, (err, channel) => {
-      if (late) return void channel?.close();
-      clearTimeout(timer);
-      if (err) reject(new SshConnectError(`${label(ep)}: unreachable through the jump host: ${err.message}`, 'unreachable', { cause: err }));
-      else resolve(channel);
-    });
+  return answerWithin<ClientChannel>(
+    timeoutMs,
+    (cb) => via.forwardOut('127.0.0.1', 0, ep.hostName, ep.port, cb),
+    (late) => late.close(),
+    () => new SshConnectError(`${label(ep)}: unreachable: the jump host did not answer within ${seconds(timeoutMs)} s when asked for a channel to ${ep.hostName}:${ep.port}`, 'unreachable'),
+  ).catch((err: Error) => {
+    if (err instanceof SshConnectError) throw err;
+    throw new SshConnectError(`${label(ep)}: unreachable through the jump host: ${err.message}`, 'unreachable', { cause: err });
   });
 }

@@ -2,8 +2,9 @@ import { createServer, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { posix } from 'node:path';
 import type { Client, ClientChannel, SFTPWrapper, Stats } from 'ssh2';
-import { collectExec, execChecked, HostFileNotFoundError, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
+import { collectExec, execChecked, HostFileNotFoundError, PRIVATE_DIR_MODE, privateFileMode, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
 import { BatchShell } from './batch-shell';
+import { answerWithin } from './answer-within';
 import { resolveSshRoute } from './ssh-config';
 import { connectRoute, SshConnectError, type SshContext } from './ssh-connect';
 import { shellPath, shellQuote } from './shell-quote';
@@ -56,8 +57,6 @@ const MAX_SESSIONS = 8;
 const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000];
 /** How long the server may take to answer a channel request (exec, SFTP, a forward) before it is given up. */
 export const SSH_REQUEST_TIMEOUT_MS = 30_000;
-/** Files the product writes on a host are the user's alone, whatever mode a caller asks for. */
-const PRIVATE = 0o700;
 
 /** `~/x` → `x`: SFTP resolves relative paths from the home folder. */
 function sftpPath(path: string): string {
@@ -329,19 +328,7 @@ export class SshHost implements Host {
    */
   private answered<T>(stage: string, request: (cb: (err: Error | undefined, value: T) => void) => void, discard: (late: T) => void): Promise<T> {
     const ms = this.ctx.requestTimeoutMs ?? SSH_REQUEST_TIMEOUT_MS;
-    return new Promise<T>((resolve, reject) => {
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        reject(new SshRequestTimeoutError(this.name, stage, ms));
-      }, ms);
-      request((err, value) => {
-        if (late) return void (err ? undefined : discard(value));
-        clearTimeout(timer);
-        if (err) reject(err);
-        else resolve(value);
-      });
-    });
+    return answerWithin(ms, request, discard, () => new SshRequestTimeoutError(this.name, stage, ms));
   }
 
   private async acquireSession(): Promise<void> {
@@ -478,7 +465,7 @@ export class SshHost implements Host {
       const sftp = await this.sftp(conn);
       const p = sftpPath(path);
       const bytes = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-      const mode = (opts.mode ?? 0o600) & PRIVATE;
+      const mode = privateFileMode(opts.mode);
       const openFile = () => this.req<Buffer>((cb) => sftp.open(p, 'w', { mode }, cb));
       const handle = await openFile().catch(async (err: Error & { code?: number }) => {
         if (err.code !== NO_SUCH_FILE) throw new Error(`${this.name}: ${path}: ${err.message}`);
@@ -508,7 +495,7 @@ export class SshHost implements Host {
     const exists = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then((s) => s.isDirectory(), () => false);
     if (exists) return;
     await this.sftpMkdirp(sftp, posix.dirname(dir));
-    await this.req<void>((cb) => sftp.mkdir(dir, { mode: PRIVATE }, cb)).catch(async (err: Error) => {
+    await this.req<void>((cb) => sftp.mkdir(dir, { mode: PRIVATE_DIR_MODE }, cb)).catch(async (err: Error) => {
       // Another writer may have made it in between.
       const made = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then((s) => s.isDirectory(), () => false);
       if (!made) throw new Error(`${this.name}: cannot create ${dir}: ${err.message}`);
