@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
-import { UsageError, printJson, printLines } from '../command';
+import { UsageError, printError, printJson, printLines } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
 import { LOCAL_HOST, resolveHosts, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { formatProblem, type Problem } from '../../core/errors/located-error';
@@ -12,6 +12,7 @@ import { LocalHost } from '../../core/remote/local-host';
 import { JUDGE_ENV, judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
 import { parseScoreSpec } from '../../core/judge/score-parser';
 import { batchDeadline } from '../../core/judge/judge-scorer';
+import { terminalText } from '../../core/format/terminal-text';
 import { loadSamples, readSamples, type SampleRow } from '../../core/reward/sample-source';
 import { FunctionScorer, JudgeSamplesScorer, parseFunctionSpec, type Scorer } from '../../core/reward/scorers';
 import { checkCases, loadCases } from '../../core/reward/cases';
@@ -105,7 +106,7 @@ async function withFunction(ctx: CommandContext, work: (s: Session, scorer: () =
 }
 
 function printProblems(ctx: CommandContext, problems: Problem[]): void {
-  for (const p of problems) ctx.stderr.write(`${formatProblem(p)}\n`);
+  for (const p of problems) printError(ctx, formatProblem(p));
 }
 
 function sampleLine(r: ScoreResult): Record<string, unknown> {
@@ -139,8 +140,14 @@ class Tally {
   }
 }
 
+/** A result as a table row: index and score columns, then `tail` (the error, or what the judge answered). */
+function scoreRow(r: ScoreResult, tail: string): string {
+  return `${String(r.index).padStart(5)}  ${r.score === null ? '    -' : r.score.toFixed(4).padStart(8)}  ${tail}`;
+}
+
+/** One streamed result: a JSON line, or a table row made safe for the terminal as printLines makes its lines. */
 function resultLine(r: ScoreResult, json: boolean): string {
-  return json ? JSON.stringify(sampleLine(r)) : `${String(r.index).padStart(5)}  ${r.score === null ? '    -' : r.score.toFixed(4).padStart(8)}  ${r.error ?? ''}`;
+  return json ? JSON.stringify(sampleLine(r)) : terminalText(scoreRow(r, r.error ?? ''));
 }
 
 /** Writes lines in blocks, waiting while the output is full: a million results never pile up in a pipe's buffer. */
@@ -290,7 +297,7 @@ export const judgeRunCommand: Command = {
       const p = judge.scorer.client.params;
       if (ctx.json) printLines(ctx, results.map((r) => JSON.stringify({ ...sampleLine(r), raw: r.raw ?? null, attempts: r.attempts, cached: r.cached })));
       else {
-        printLines(ctx, results.map((r) => `${String(r.index).padStart(5)}  ${r.score === null ? '    -' : r.score.toFixed(4).padStart(8)}  ${r.error ?? JSON.stringify(r.raw ?? '').slice(0, 100)}`));
+        printLines(ctx, results.map((r) => scoreRow(r, r.error ?? JSON.stringify(r.raw ?? '').slice(0, 100))));
         ctx.stderr.write(`${Tally.of(results)}; judge ${judge.name} (${judge.scorer.client.endpoint.model}, temperature ${p.temperature}${p.seed === undefined ? '' : `, seed ${p.seed}`})\n`);
       }
       return loaded.problems.length || results.some((r) => r.error) ? 1 : 0;

@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
-import { printJson, printLines, UsageError } from '../command';
+import { printError, printJson, printLines, UsageError } from '../command';
 import { openWorkspace } from '../host-pool';
 import { resolveHosts, type ResolvedHost, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { formatProblem } from '../../core/errors/located-error';
@@ -54,7 +54,7 @@ export const submitCommand: Command = {
         else {
           ctx.stdout.write(run.files[RUN_FILES.launch]!);
           printLines(ctx, [`# dry run: would create ${run.dir} on ${hostName} (${run.scheduler.name}); nothing was written`]);
-          for (const p of problems) ctx.stderr.write(`${formatProblem(p)}\n`);
+          for (const p of problems) printError(ctx, formatProblem(p));
         }
         return problems.some((p) => p.severity === 'error') ? 1 : 0;
       }
@@ -85,7 +85,7 @@ export const runsCommand: Command = {
       }
       for (const h of all) {
         if (h.error) ctx.stderr.write(`${h.host.name}: ${h.error}\n`);
-        for (const p of h.problems) ctx.stderr.write(`${formatProblem(p)}\n`);
+        for (const p of h.problems) printError(ctx, formatProblem(p));
       }
       return all.some((h) => h.error || h.problems.length) ? 1 : 0;
     });

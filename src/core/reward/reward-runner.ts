@@ -1,5 +1,6 @@
 import { RewardWorker, type WorkerOptions } from './reward-worker';
 import type { FunctionInfo, RewardSample, ScoreResult } from './types';
+import { errorMessage } from '../errors/located-error';
 
 export interface RunnerOptions extends WorkerOptions {
   /** Worker processes for this function (calls that wait on a judge overlap across them). Default 1. */
@@ -152,7 +153,7 @@ export class RewardRunner {
         outcome = await worker.runBatch(samples.slice(base), { signal, careful, onResult: (k, r) => done(base + k, r) });
       } catch (err) {
         // The worker could not start: every sample of the batch says why.
-        for (let k = base; k < samples.length; k++) done(k, { score: null, detail: null, error: err instanceof Error ? err.message : String(err), latencyMs: 0 });
+        for (let k = base; k < samples.length; k++) done(k, { score: null, detail: null, error: errorMessage(err), latencyMs: 0 });
         return;
       }
       if (outcome.stoppedAt === undefined || base + outcome.stoppedAt >= samples.length) return;

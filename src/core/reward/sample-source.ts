@@ -1,5 +1,5 @@
 import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-import type { Problem } from '../errors/located-error';
+import { errorMessage, type Problem } from '../errors/located-error';
 import { readLines } from '../io/line-reader';
 import type { Host } from '../remote/host';
 import type { ChatMessage, RewardSample } from './types';
@@ -83,7 +83,7 @@ export async function* readSamples(host: Host, path: string, opts: { limit?: num
     try {
       return { sample: rowToSample(row), row: n };
     } catch (err) {
-      return { problem: { file: path, host: hostLabel, ...where, severity: 'error', message: err instanceof Error ? err.message : String(err) } };
+      return { problem: { file: path, host: hostLabel, ...where, severity: 'error', message: errorMessage(err) } };
     }
   };
   if (/\.jsonl$/i.test(path)) {
@@ -99,7 +99,7 @@ export async function* readSamples(host: Host, path: string, opts: { limit?: num
       try {
         row = JSON.parse(line.text);
       } catch (err) {
-        yield { problem: { file: path, host: hostLabel, line: n, severity: 'error', message: `not JSON: ${err instanceof Error ? err.message : String(err)}` } };
+        yield { problem: { file: path, host: hostLabel, line: n, severity: 'error', message: `not JSON: ${errorMessage(err)}` } };
         continue;
       }
       yield sampleOf(row, n, { line: n });
