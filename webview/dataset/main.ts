@@ -107,7 +107,7 @@ function onMessage(msg: DatasetToWebview): void {
     case 'searchResults':
       if (msg.id !== searchId) return;
       for (const m of msg.matches) {
-        const li = el('li', {}, el('span', { className: 'at', text: `row ${m.index + 1}` }), el('span', { text: m.snippet }));
+        const li = el('li', {}, el('span', { className: 'at', text: rowAndLine({ row: m.index }) }), el('span', { text: m.snippet }));
         li.addEventListener('click', () => goTo(m.index));
         searchList.append(li);
       }

@@ -11,7 +11,7 @@ import { DATASET_KIND_LABELS } from '../../core/datasets/dataset-kinds';
 import { CONVERT_FORMATS, convertDataset, type ConvertFormat, type ConvertOptions } from '../../core/datasets/convert-dataset';
 import { writeConverted, type OutputFileFormat } from '../../core/datasets/write-dataset';
 import { formatBytes } from '../../core/format/bytes';
-import { rowAndLine } from '../../core/format/row-line';
+import { rowAndField } from '../../core/format/row-line';
 
 /** The host a dataset command reads from: `--host NAME` from the workspace's medrl.yaml, else this machine. */
 async function hostFor(ctx: CommandContext): Promise<{ host: Host; path: (p: string) => string; done: () => Promise<void> }> {
@@ -31,7 +31,7 @@ function intOption(ctx: CommandContext, name: string): number | undefined {
 
 export function formatDatasetProblem(file: string, p: DatasetProblem): string {
   // The line leads (file:line); the row beside it, counted from 1 as the line is.
-  const where = [rowAndLine({ row: p.row }), p.field].filter(Boolean).join(', ');
+  const where = rowAndField(p);
   return `${file}${p.line !== undefined ? `:${p.line}` : ''}${where ? ` (${where})` : ''}: ${p.severity}: ${p.reason}`;
 }
 

@@ -1,16 +1,15 @@
 import { resolve } from 'node:path';
 import { printError, UsageError, type Command } from '../command';
 import { terminalText } from '../../core/format/terminal-text';
-import { rowAndLine } from '../../core/format/row-line';
+import { recordPlace } from '../../core/format/row-line';
 import { openWorkspace } from '../host-pool';
 import { LocalHost } from '../../core/remote/local-host';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import { discoverEpisodes } from '../../core/episodes/discover';
 import type { Episode } from '../../core/episodes/episode';
-import { formatLocation } from '../../core/errors/located-error';
 
 function readable(e: Episode, set: string): string {
-  const head = `── ${set} step ${e.step} #${e.index}  score ${e.score ?? '–'}${e.dataSource ? `  ${e.dataSource}` : ''}  (${e.location.file}${e.location.line !== undefined ? `:${e.location.line}` : ` ${rowAndLine({ row: e.location.row })}`})`;
+  const head = `── ${set} step ${e.step} #${e.index}  score ${e.score ?? '–'}${e.dataSource ? `  ${e.dataSource}` : ''}  (${recordPlace(e.location.file, e.location)})`;
   const turns = e.turns.map((t) => `[${t.role}${t.name ? ` ${t.name}` : ''}]\n${t.content}`);
   const gt = `[ground truth] ${typeof e.groundTruth === 'string' ? e.groundTruth : JSON.stringify(e.groundTruth ?? null)}`;
   const extra = Object.keys(e.extra).length ? `[extra] ${JSON.stringify(e.extra)}` : '';
@@ -58,7 +57,7 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
             if (closed) return 0;
             if (!('turns' in x)) {
               malformed++;
-              printError(ctx, `${formatLocation({ host: ws ? hostName : undefined, file: x.file, line: x.line })}${x.row !== undefined ? ` ${rowAndLine({ row: x.row })}` : ''}: malformed: ${x.message}`);
+              printError(ctx, `${ws ? `${hostName}:` : ''}${recordPlace(x.file, x)}: malformed: ${x.message}`);
               continue;
             }
             printed++;

@@ -1,4 +1,4 @@
-import { rowAndLine } from '../format/row-line';
+import { recordPlace } from '../format/row-line';
 /** A piece of a turn: plain text, a reasoning block, a tool call or a tool's answer. */
 export interface TurnPart {
   kind: 'text' | 'think' | 'tool_call' | 'tool_response';
@@ -54,7 +54,7 @@ export interface MalformedRecord {
 
 export class MalformedRecordError extends Error {
   constructor(readonly record: MalformedRecord) {
-    super(`${record.file}${record.line !== undefined ? `:${record.line}` : record.row !== undefined ? ` ${rowAndLine({ row: record.row })}` : ''}: ${record.message}`);
+    super(`${recordPlace(record.file, record)}: ${record.message}`);
     this.name = 'MalformedRecordError';
   }
 }

@@ -4,7 +4,7 @@ import type { EpisodeFile } from './episode-file';
 import { FLAG_EMPTY, FLAG_NO_EOS, FLAG_UNCLOSED, type EpisodeTable } from './episode-table';
 import { filterRows, sortRows, type EpisodeFilter, type EpisodeSort } from './query';
 import { groupStats, stepSignals, type GroupStats, type StepSignals } from './signals';
-import { rowAndLine } from '../format/row-line';
+import { recordPlace } from '../format/row-line';
 
 /** Text longer than this is cut in what the viewer receives (the raw file keeps it whole). */
 export const MAX_TEXT = 200_000;
@@ -260,7 +260,7 @@ export class ReplaySession {
       dataSource: ep.dataSource ?? null,
       extra,
       raw: { prompt: capText(ep.raw.prompt), response: capText(ep.raw.response) },
-      location: `${f.host.name}:${loc.file}${loc.line !== undefined ? `:${loc.line}` : loc.row !== undefined ? ` ${rowAndLine({ row: loc.row })}` : ''}`,
+      location: `${f.host.name}:${recordPlace(loc.file, loc)}`,
       advantage: index < t.length ? nullable(t.advantageOf(index)) : ep.advantage ?? null,
       flags: index < t.length ? flagNames(t, index, this.signals(f)) : [],
       group,

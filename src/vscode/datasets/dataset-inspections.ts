@@ -5,7 +5,7 @@ import { inspectDataset, type DatasetSummary } from '../../core/datasets/inspect
 import { errorMessage } from '../../core/errors/located-error';
 import type { Ctx } from '../ctx';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
-import { rowAndLine } from '../../core/format/row-line';
+import { rowAndField } from '../../core/format/row-line';
 
 export type InspectionState = { state: 'running' } | { state: 'done'; summary: DatasetSummary; mtimeMs: number } | { state: 'failed'; error: string };
 
@@ -84,7 +84,7 @@ export class DatasetInspections implements vscode.Disposable {
   private showProblems(ref: DatasetRef, summary: DatasetSummary): void {
     const diags = summary.problems.map((p) => {
       const line = Math.max(0, (p.line ?? 1) - 1);
-      const where = [rowAndLine({ row: p.row }), p.field].filter(Boolean).join(', ');
+      const where = rowAndField(p);
       const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, 0), `${where ? `${where}: ` : ''}${p.reason}`, p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
       d.source = 'MedRL dataset';
       return d;
