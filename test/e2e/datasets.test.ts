@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
-import { ROOT, focusPane, openMedrlContainer, pane, runCommand, screenshot, codeServerForSuite } from './harness/code-server';
+import { ROOT, focusPane, openMedrlContainer, pane, openFile, runCommand, screenshot, codeServerForSuite } from './harness/code-server';
 
 /** The page inside the active webview (VS Code nests it in two iframes). */
 function webview(page: Page): FrameLocator {
@@ -99,11 +99,7 @@ describe('datasets: see and check training data in real VS Code (code-server + C
     const demo = join(mkdtempSync(join(tmpdir(), 'medrl-ds-convert-')), 'demo');
     execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'demo', demo], { encoding: 'utf8' });
     const page = await cs.open(demo);
-    await page.keyboard.press('Control+P');
-    await page.locator('.quick-input-widget input').fill('ori_pqal-first200.json');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'ori_pqal-first200.json' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.tab', { hasText: 'ori_pqal-first200.json' }).waitFor();
+    await openFile(page, 'ori_pqal-first200.json');
     await runCommand(page, 'MedRL: Convert Dataset to verl/TRL');
     const view = webview(page);
     await view.locator('h1', { hasText: 'Convert' }).waitFor({ timeout: 30_000 });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { codeServerForSuite, focusPane, openMedrlContainer, pane, runCommand, screenshot } from './harness/code-server';
+import { codeServerForSuite, focusPane, openMedrlContainer, pane, openFile, runCommand, screenshot } from './harness/code-server';
 import { leaks, makeHostileWorkspace } from '../integration/hardening/hostile-workspace-fixture';
 
 /** Everything the page shows, its webviews' frames included, and the extension's log. */
@@ -40,11 +40,7 @@ describe('hostile workspace in Restricted Mode (real code-server, workspace trus
     actions.push('expand a host');
 
     // Every command the palette offers here that reaches a host or runs something must be missing.
-    await runCommand(page, 'Go to File');
-    await page.keyboard.type('evil.yaml');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'evil.yaml' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.tab', { hasText: 'evil.yaml' }).waitFor();
+    await openFile(page, 'evil.yaml');
     for (const title of ['MedRL: Preview Launch Script', 'MedRL: Submit Run Spec', "MedRL: Start the Run Spec's Services", 'MedRL: Merge to HuggingFace', 'MedRL: Serve a Model', 'MedRL: Upload Dataset to Host']) {
       assert.equal(await inPalette(page, title), false, `"${title}" is offered in Restricted Mode`);
       actions.push(`palette: ${title}`);
@@ -95,10 +91,7 @@ describe('"Add Host" edits medrl.yaml without losing what the user typed (truste
     const original = 'version: 1\r\nhosts:\r\n  local: {}\r\n';
     writeFileSync(join(ws, 'medrl.yaml'), original);
     const page = await cs.open(ws);
-    await page.keyboard.press('Control+P');
-    await page.locator('.quick-input-widget input').fill('medrl.yaml');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'medrl.yaml' }).first().waitFor();
-    await page.keyboard.press('Enter');
+    await openFile(page, 'medrl.yaml');
     await page.locator('.monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+Home');
     await page.keyboard.type('# typed, not saved');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CodeServer, ROOT, runCommand, screenshot } from './harness/code-server';
+import { CodeServer, ROOT, openFile, runCommand, screenshot } from './harness/code-server';
 import { playgroundFrame } from './harness/playground-frame';
 import { startStandinServer, type StandinServer } from '../integration/fixtures/openai-standin';
 import { startSshd, type SshdFixture } from '../integration/fixtures/sshd';
@@ -36,10 +36,7 @@ describe('reward playground in real VS Code (code-server + Chromium)', () => {
 
   it('from the CodeLens of a reward function: load samples, run a batch against the function and the judge side by side, read the table', async () => {
     const page = await cs.open(ws);
-    await page.keyboard.press('Control+P');
-    await page.locator('.quick-input-widget input').fill('exact_match.py');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'exact_match.py' }).first().waitFor();
-    await page.keyboard.press('Enter');
+    await openFile(page, 'exact_match.py');
     // compute_score is at the end of the file: bring it into view.
     await page.locator('.monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+End');

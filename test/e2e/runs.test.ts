@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { Page } from 'playwright-core';
-import { codeServerWithSshd, ROOT, openMedrlContainer, runCommand, screenshot, pane } from './harness/code-server';
+import { codeServerWithSshd, ROOT, openMedrlContainer, openFile, runCommand, screenshot, pane } from './harness/code-server';
 
 describe('runs: submit the demo spec in real VS Code and watch it in the Runs view', () => {
   const { cs, sshd } = codeServerWithSshd('gpubox');
@@ -33,11 +33,7 @@ describe('runs: submit the demo spec in real VS Code and watch it in the Runs vi
 
     const page = await cs.open(demo);
     await openMedrlContainer(page);
-    await runCommand(page, 'Go to File');
-    await page.keyboard.type('local-demo.yaml');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'local-demo.yaml' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.tab', { hasText: 'local-demo.yaml' }).waitFor();
+    await openFile(page, 'local-demo.yaml');
     await runCommand(page, 'MedRL: Submit Run Spec');
     await page.locator('.notifications-toasts .notification-toast', { hasText: 'submitted demo-pubmedqa-grpo' }).waitFor({ timeout: 30_000 });
 

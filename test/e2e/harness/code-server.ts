@@ -183,6 +183,15 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
+/** Opens a workspace file by name through Quick Open (Ctrl+P), as a user does, and waits for its editor tab. */
+export async function openFile(page: Page, name: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.tab', { hasText: name }).waitFor();
+}
+
 /**
  * Right-clicks a row and waits for its context menu to show an item, as a user does. A view that re-renders right then
  * (a refresh, the explorer settling) closes the menu: open it again, up to four times.

@@ -3,7 +3,7 @@
  * reply is lost, a submit interrupted before or after run.json, a process group in run.json that is not the run's,
  * the modes of everything a run writes, and the keys Slurm keeps.
  */
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { listRuns } from '../../../src/core/runs/list-runs';
 import { cancelRun } from '../../../src/core/runs/cancel-run';
 import { RUN_FILES, type RunRecord } from '../../../src/core/runs/run-record';
 import type { Scheduler } from '../../../src/core/runs/scheduler';
-import { SlurmCluster } from '../fixtures/slurm';
+import { useSlurmCluster } from '../fixtures/slurm';
 import { adaptExample, makeWorkspace, request, submitRun, waitForState } from '../runs/run-fixture';
 
 const host = new LocalHost();
@@ -30,14 +30,7 @@ const alive = (pid: number) => {
 const mode = (p: string) => statSync(p).mode & 0o777;
 
 describe('crash safety, fault by fault (local host, real Slurm)', () => {
-  const cluster = new SlurmCluster();
-  before(async () => {
-    await cluster.start();
-    Object.assign(process.env, cluster.env);
-  });
-  after(async () => {
-    await cluster.stop();
-  });
+  const cluster = useSlurmCluster();
 
   it('a start whose reply is lost keeps its folder; job.sh recorded itself, so the job is listed running and cancel stops it', async () => {
     const ws = makeWorkspace();

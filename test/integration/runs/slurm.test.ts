@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -9,21 +9,13 @@ import { createRunFolder, prepareRun } from '../../../src/core/runs/submit-run';
 import { RUN_FILES } from '../../../src/core/runs/run-record';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { cancelRun } from '../../../src/core/runs/cancel-run';
-import { SlurmCluster } from '../fixtures/slurm';
+import { useSlurmCluster } from '../fixtures/slurm';
 import { adaptExample, makeWorkspace, request, submitRun, waitForState } from './run-fixture';
 
 const host = new LocalHost();
-const cluster = new SlurmCluster();
 
 describe('the slurm scheduler on a real single-node Slurm', () => {
-  before(async () => {
-    await cluster.start();
-    // sbatch, squeue and scancel (run through the host, like on a login node) find this cluster.
-    Object.assign(process.env, cluster.env);
-  });
-  after(async () => {
-    await cluster.stop();
-  });
+  const cluster = useSlurmCluster();
 
   it('the doctor SFT spec is submitted with sbatch, queued or running in squeue, and succeeds', async () => {
     const ws = makeWorkspace();
