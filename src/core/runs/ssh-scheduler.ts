@@ -11,13 +11,15 @@ const NOT_OURS = 3;
 /**
  * Shell lines that exit NOT_OURS unless process group "$g" belongs to the run in `dir`: one of its processes is the
  * run's job.sh (`ps -o args=`, POSIX) or has MEDRL_RUN_DIR=dir in its environment (Linux /proc; every process of the job
- * inherits it, so this holds after job.sh itself is gone). A group with no process left exits 0: nothing to stop.
+ * inherits it, so this holds after job.sh itself is gone). A group with no process left exits 0: nothing to stop. Zombies
+ * are not counted: where nothing reaps them (a container without an init), a job.sh that ended stays as one, and it has
+ * no args or environ to check.
  */
 function ownGroupCheck(dir: string): string[] {
   const leader = shellQuote(`bash ${posix.join(dir, 'job.sh')}`);
   const marker = shellQuote(`MEDRL_RUN_DIR=${dir}`);
   return [
-    `members=$(ps -eo pid=,pgid= | awk -v g="$g" '$2 == g { print $1 }')`,
+    `members=$(ps -eo pid=,pgid=,stat= | awk -v g="$g" '$2 == g && $3 !~ /^Z/ { print $1 }')`,
     '[ -n "$members" ] || exit 0',
     'ours=0',
     'for p in $members; do',

@@ -99,6 +99,12 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     const { spec, text } = adaptExample('local-demo.yaml', ws, { 'env.MEDRL_STANDIN_HANG_AT_STEP': '1' });
     const { record } = await submitRun(request(ws, host, spec, text));
     await waitForState(host, ws.runsDir, record.id, ['running']);
+    // A refused cancel still leaves its `cancelled` marker: wait until job.sh is past its check (it has opened output.log),
+    // so the job this test expects to keep running has really started.
+    for (const until = Date.now() + 30_000; !existsSync(join(record.dir, RUN_FILES.log)); ) {
+      if (Date.now() > until) throw new Error(`${record.dir}: no output.log 30 s after the job started`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await assert.rejects(cancelRun(host, { ...record, pgid: 1 }), /gives process group 1, which no job has: nothing was signalled/);
     const other = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
     try {
@@ -111,6 +117,25 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     await cancelRun(host, record);
     assert.equal((await waitForState(host, ws.runsDir, record.id, ['cancelled', 'failed', 'lost'])).state, 'cancelled');
     assert.equal(alive(record.pgid!), false);
+  });
+
+  it('a group left with only its ended job.sh, never reaped (a container without an init), is nothing to stop, not a stranger', async () => {
+    const ws = makeWorkspace();
+    const { spec, text } = adaptExample('local-demo.yaml', ws);
+    const { record } = await submitRun(request(ws, host, spec, text));
+    assert.equal((await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost'], 60_000)).state, 'succeeded');
+    // A process group whose one member has exited and is a zombie: its parent (exec'd into sleep) never waits for it.
+    const parent = spawn('sh', ['-c', 'setsid sh -c "exit 0" & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number((await new Promise<Buffer>((r) => parent.stdout.once('data', r))).toString().trim());
+      for (const until = Date.now() + 10_000; spawnSync('ps', ['-o', 'stat=', '-p', String(zombie)], { encoding: 'utf8' }).stdout.trim()[0] !== 'Z'; ) {
+        if (Date.now() > until) throw new Error(`process ${zombie} did not become a zombie`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await cancelRun(host, { ...record, pgid: zombie });
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 
   it('a run folder and everything the job writes in it are private to the user (0700 folders, 0600 files)', async () => {
