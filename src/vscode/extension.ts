@@ -1,25 +1,28 @@
 import * as vscode from 'vscode';
 import { Ctx } from './ctx';
+import { registerCommands, type CommandTable, type Deps } from './deps';
 import { WorkspaceConfigState } from './config/workspace-config-state';
-import { registerConfigCommands } from './config/config-commands';
-import { registerDemoCommands } from './demo/demo-commands';
+import { CONFIG_COMMANDS } from './config/config-commands';
+import { DEMO_COMMANDS } from './demo/demo-commands';
 import { HostsTree } from './hosts/hosts-tree';
 import { createHostPool } from './hosts/host-pool';
-import { registerHostCommands } from './hosts/host-commands';
+import { HOST_COMMANDS } from './hosts/host-commands';
 import { DatasetsTree } from './datasets/datasets-tree';
 import { DatasetInspections } from './datasets/dataset-inspections';
-import { registerDatasetCommands } from './datasets/dataset-commands';
-import { registerRewardPlayground } from './reward/reward-commands';
+import { DatasetPreviews } from './datasets/dataset-preview';
+import { DATASET_COMMANDS } from './datasets/dataset-commands';
+import { REWARD_COMMANDS, registerRewardCodeLens } from './reward/reward-commands';
+import { RewardPlayground } from './reward/playground-panel';
 import { CheckpointsTree } from './checkpoints/checkpoints-tree';
-import { registerCheckpointCommands } from './checkpoints/checkpoint-commands';
+import { CHECKPOINT_COMMANDS } from './checkpoints/checkpoint-commands';
 import { ServicesTree } from './services/services-tree';
 import { ServiceKeys } from './services/service-keys';
 import { registerServiceCommands } from './services/service-commands';
-import { registerMetricsCommands } from './metrics/metrics-commands';
+import { METRICS_COMMANDS } from './metrics/metrics-commands';
 import { RunsTree } from './runs/runs-tree';
 import { registerRunCommands } from './runs/run-commands';
-import { registerTokenCommands, secretStorageSource } from './runs/run-secrets';
-import { registerEpisodeCommands } from './episodes/episode-commands';
+import { TOKEN_COMMANDS, secretStorageSource } from './runs/run-secrets';
+import { EPISODE_COMMANDS } from './episodes/episode-commands';
 import { errorMessage } from '../core/errors/located-error';
 
 let ctx: Ctx | undefined;
@@ -31,8 +34,28 @@ export function activate(extension: vscode.ExtensionContext): void {
   const cpu0 = process.cpuUsage();
   ctx = new Ctx(extension);
   extension.subscriptions.push(ctx);
+  const deps = createDeps(ctx);
+  for (const table of FEATURE_COMMANDS) registerCommands(deps, table);
+  registerRewardCodeLens(deps);
+  // Services and runs register their commands themselves until they are split into command functions (deps.ts says how).
+  const { state, pool, trees, serviceKeys } = deps;
+  registerServiceCommands(ctx, state, pool, trees.services, serviceKeys);
+  // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
+  registerRunCommands(ctx, state, pool, trees.runs, secretStorageSource(ctx, serviceKeys));
+  const log = ctx.log;
+  // medrl.yaml is read after activate returns, so activation stays fast; the views fill in when it is loaded.
+  state.reload().catch((err: unknown) => log.error(`reading medrl.yaml: ${errorMessage(err)}`));
+  logActivation(ctx, extension, performance.now() - started, process.cpuUsage(cpu0));
+}
+
+export function deactivate(): void {
+  ctx?.dispose();
+  ctx = undefined;
+}
+
+/** Everything the window's features share, each built once; the views are created here too. */
+function createDeps(ctx: Ctx): Deps {
   const state = new WorkspaceConfigState(ctx);
-  // One Host per host name for every feature: one connection per machine.
   const pool = createHostPool(state, ctx);
   ctx.push({ dispose: () => void pool.dispose() });
   const hosts = new HostsTree(state, pool);
@@ -40,7 +63,7 @@ export function activate(extension: vscode.ExtensionContext): void {
   const inspections = new DatasetInspections(ctx, pool);
   const datasets = new DatasetsTree(state, pool, inspections);
   const checkpoints = new CheckpointsTree(ctx, state, pool);
-  const serviceKeys = new ServiceKeys(extension.secrets);
+  const serviceKeys = new ServiceKeys(ctx.extension.secrets);
   const services = new ServicesTree(ctx, state, pool, serviceKeys);
   ctx.push(
     state,
@@ -56,38 +79,39 @@ export function activate(extension: vscode.ExtensionContext): void {
     vscode.window.createTreeView('medrl.services', { treeDataProvider: services }),
     vscode.window.createTreeView('medrl.runs', { treeDataProvider: runs, canSelectMany: true }),
   );
-  registerCheckpointCommands(ctx, state, pool, checkpoints);
-  registerServiceCommands(ctx, state, pool, services, serviceKeys);
-  registerConfigCommands(ctx, state);
-  registerDemoCommands(ctx, state);
-  registerRewardPlayground(ctx, state, pool);
-  registerHostCommands(ctx, state, pool, hosts);
-  registerMetricsCommands(ctx, pool);
-  // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
-  registerRunCommands(ctx, state, pool, runs, secretStorageSource(ctx, serviceKeys));
-  registerTokenCommands(ctx);
-  registerDatasetCommands(ctx, state, pool, inspections, datasets);
-  registerEpisodeCommands(ctx, pool);
-  const log = ctx.log;
-  ctx.command('medrl.showLog', () => log.show());
-  ctx.command('medrl.refresh', async () => {
-    await state.reload();
-    hosts.refresh();
-    datasets.refresh();
-    checkpoints.refresh();
-    services.refresh();
-    await runs.refresh();
-  });
-  // medrl.yaml is read after activate returns, so activation stays fast; the views fill in when it is loaded.
-  state.reload().catch((err: unknown) => log.error(`reading medrl.yaml: ${errorMessage(err)}`));
-  const ms = performance.now() - started;
-  const cpu = process.cpuUsage(cpu0);
-  const marks = globalThis as { __medrlLoadStart?: number; __medrlLoadEnd?: number };
-  const load = marks.__medrlLoadStart === undefined || marks.__medrlLoadEnd === undefined ? 'unknown' : `${(marks.__medrlLoadEnd - marks.__medrlLoadStart).toFixed(2)} ms`;
-  log.info(`MedRL Studio ${String(extension.extension.packageJSON.version)} activated in ${ms.toFixed(2)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(2)} ms; bundle load ${load}; trusted workspace: ${vscode.workspace.isTrusted})`);
+  const previews = new DatasetPreviews(ctx, pool, inspections);
+  const playground = new RewardPlayground(ctx, state, pool);
+  ctx.push(previews, playground);
+  return { ctx, state, pool, trees: { hosts, runs, datasets, checkpoints, services }, inspections, previews, serviceKeys, playground };
 }
 
-export function deactivate(): void {
-  ctx?.dispose();
-  ctx = undefined;
+/** Commands of the window as a whole. */
+const WINDOW_COMMANDS: CommandTable = {
+  'medrl.showLog': showLogCommand,
+  'medrl.refresh': refreshCommand,
+};
+
+/** Every feature's command table (deps.ts describes the pattern). */
+const FEATURE_COMMANDS: CommandTable[] = [WINDOW_COMMANDS, CONFIG_COMMANDS, DEMO_COMMANDS, HOST_COMMANDS, DATASET_COMMANDS, CHECKPOINT_COMMANDS, REWARD_COMMANDS, METRICS_COMMANDS, TOKEN_COMMANDS, EPISODE_COMMANDS];
+
+function showLogCommand({ ctx }: Deps) {
+  return (): void => ctx.log.show();
+}
+
+/** Reads medrl.yaml again and refreshes every view. */
+function refreshCommand({ state, trees }: Deps) {
+  return async (): Promise<void> => {
+    await state.reload();
+    trees.hosts.refresh();
+    trees.datasets.refresh();
+    trees.checkpoints.refresh();
+    trees.services.refresh();
+    await trees.runs.refresh();
+  };
+}
+
+function logActivation(ctx: Ctx, extension: vscode.ExtensionContext, ms: number, cpu: NodeJS.CpuUsage): void {
+  const marks = globalThis as { __medrlLoadStart?: number; __medrlLoadEnd?: number };
+  const load = marks.__medrlLoadStart === undefined || marks.__medrlLoadEnd === undefined ? 'unknown' : `${(marks.__medrlLoadEnd - marks.__medrlLoadStart).toFixed(2)} ms`;
+  ctx.log.info(`MedRL Studio ${String(extension.extension.packageJSON.version)} activated in ${ms.toFixed(2)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(2)} ms; bundle load ${load}; trusted workspace: ${vscode.workspace.isTrusted})`);
 }

@@ -1,16 +1,23 @@
 import * as vscode from 'vscode';
 import { resolveHosts } from '../../core/config/workspace-config';
-import type { Ctx } from '../ctx';
-import type { WorkspaceConfigState } from './workspace-config-state';
+import type { CommandTable, Deps } from '../deps';
 
-export function registerConfigCommands(ctx: Ctx, state: WorkspaceConfigState): void {
-  ctx.command('medrl.openConfig', async () => {
+export const CONFIG_COMMANDS: CommandTable = {
+  'medrl.openConfig': openConfigCommand,
+  'medrl.validateConfig': validateConfigCommand,
+};
+
+export function openConfigCommand({ state }: Deps) {
+  return async (): Promise<void> => {
     const uri = state.uri;
     if (!uri) throw new Error('no workspace folder is open');
     await vscode.window.showTextDocument(uri);
-  });
+  };
+}
 
-  ctx.command('medrl.validateConfig', async () => {
+/** Reads medrl.yaml again and says whether it is valid (and, if not, its first error). */
+export function validateConfigCommand({ ctx, state }: Deps) {
+  return async (): Promise<void> => {
     await state.reload();
     const uri = state.uri;
     if (!uri || (!state.config && state.problems.length === 0)) {
@@ -30,5 +37,5 @@ export function registerConfigCommands(ctx: Ctx, state: WorkspaceConfigState): v
         if (p) void vscode.commands.executeCommand('workbench.actions.view.problems');
       });
     }
-  });
+  };
 }

@@ -1,16 +1,11 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
-import type { HostPool } from '../../core/remote/host-pool';
 import { LOCAL_HOST, resolveHosts } from '../../core/config/workspace-config';
 import { uploadFiles } from '../../core/datasets/upload-dataset';
 import { formatBytes } from '../../core/format/bytes';
-import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import type { Ctx } from '../ctx';
-import type { DatasetInspections } from './dataset-inspections';
-import { DatasetPreviews } from './dataset-preview';
+import type { CommandTable, Deps } from '../deps';
 import { openConvertPanel } from './dataset-convert-panel';
 import { datasetRefFromArg, isLocal, type DatasetRef } from './dataset-ref';
-import type { DatasetsTree } from './datasets-tree';
 
 function requireRef(arg: unknown): DatasetRef {
   const ref = datasetRefFromArg(arg);
@@ -19,16 +14,24 @@ function requireRef(arg: unknown): DatasetRef {
 }
 
 /** Preview, validate, convert and upload, from the Datasets view, the Explorer and the command palette. */
-export function registerDatasetCommands(ctx: Ctx, state: WorkspaceConfigState, pool: HostPool, inspections: DatasetInspections, tree: DatasetsTree): void {
-  const previews = new DatasetPreviews(ctx, pool, inspections);
-  ctx.push(previews);
+export const DATASET_COMMANDS: CommandTable = {
+  'medrl.openDatasetPreview': openDatasetPreviewCommand,
+  'medrl.validateDataset': validateDatasetCommand,
+  'medrl.convertDataset': convertDatasetCommand,
+  'medrl.uploadDataset': uploadDatasetCommand,
+};
 
-  ctx.command('medrl.openDatasetPreview', async (arg?: unknown) => {
+/** Opens a dataset file's preview; a problem node of the Datasets view also names the row to show. */
+export function openDatasetPreviewCommand({ previews }: Deps) {
+  return async (arg?: unknown): Promise<void> => {
     const row = typeof arg === 'object' && arg !== null && typeof (arg as { row?: unknown }).row === 'number' ? (arg as { row: number }).row : undefined;
     await previews.show(requireRef(arg), row);
-  });
+  };
+}
 
-  ctx.command('medrl.validateDataset', async (arg?: unknown) => {
+/** Reads a whole dataset file again and reports its problems. */
+export function validateDatasetCommand({ ctx, inspections }: Deps) {
+  return async (arg?: unknown): Promise<void> => {
     const ref = requireRef(arg);
     const summary = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `MedRL: validating ${posix.basename(ref.path)}`, cancellable: true },
@@ -48,13 +51,18 @@ export function registerDatasetCommands(ctx: Ctx, state: WorkspaceConfigState, p
         if (pick === 'Preview') void vscode.commands.executeCommand('medrl.openDatasetPreview', ref);
       });
     }
-  });
+  };
+}
 
-  ctx.command('medrl.convertDataset', async (arg?: unknown) => {
-    await openConvertPanel(ctx, pool, state, requireRef(arg), () => tree.refresh());
-  });
+export function convertDatasetCommand(deps: Deps) {
+  return async (arg?: unknown): Promise<void> => {
+    await openConvertPanel(deps, requireRef(arg));
+  };
+}
 
-  ctx.command('medrl.uploadDataset', async (arg?: unknown) => {
+/** Copies a dataset file to a folder on another host. */
+export function uploadDatasetCommand({ ctx, state, pool }: Deps) {
+  return async (arg?: unknown): Promise<void> => {
     const ref = requireRef(arg);
     if (!vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
     const hosts = state.config ? resolveHosts(state.config).map((h) => h.name).filter((h) => h !== ref.host && h !== LOCAL_HOST) : [];
@@ -81,5 +89,5 @@ export function registerDatasetCommands(ctx: Ctx, state: WorkspaceConfigState, p
     );
     ctx.log.info(`uploaded ${ref.host}:${ref.path} to ${target}:${dest}`);
     void vscode.window.showInformationMessage(`MedRL: uploaded to ${target}:${dest}`);
-  });
+  };
 }

@@ -55,19 +55,11 @@ export class DatasetPreviews implements vscode.Disposable {
           case 'getRows':
             return this.postRows(reader, post, msg.start, msg.count, life.signal);
           case 'search': {
+            // A new search stops the one before it.
             search?.abort();
             const ctl = new AbortController();
             search = ctl;
-            const signal = AbortSignal.any([ctl.signal, life.signal]);
-            try {
-              for await (const batch of searchDataset(reader, msg.query, { signal })) {
-                post({ type: 'searchResults', id: msg.id, matches: batch.matches, scanned: batch.scanned, done: false });
-              }
-              post({ type: 'searchResults', id: msg.id, matches: [], scanned: -1, done: true });
-            } catch (err) {
-              if (!signal.aborted) throw err;
-            }
-            return;
+            return this.postSearch(reader, msg.id, msg.query, post, AbortSignal.any([ctl.signal, life.signal]));
           }
           case 'cancelSearch':
             search?.abort();
@@ -81,6 +73,18 @@ export class DatasetPreviews implements vscode.Disposable {
       life.abort();
       this.open.delete(key);
     });
+  }
+
+  /** Streams a search's matches to the page as they are found; a stopped search ends quietly. */
+  private async postSearch(reader: DatasetReader, id: number, query: string, post: (m: DatasetToWebview) => void, signal: AbortSignal): Promise<void> {
+    try {
+      for await (const batch of searchDataset(reader, query, { signal })) {
+        post({ type: 'searchResults', id, matches: batch.matches, scanned: batch.scanned, done: false });
+      }
+      post({ type: 'searchResults', id, matches: [], scanned: -1, done: true });
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    }
   }
 
   private async postRows(reader: DatasetReader, post: (m: DatasetToWebview) => void, start: number, count: number, signal: AbortSignal): Promise<void> {

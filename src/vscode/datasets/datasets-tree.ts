@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import { configProblemItem } from '../config/config-problem-item';
 import { formatBytes } from '../../core/format/bytes';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
@@ -12,14 +11,17 @@ import { errorMessage } from '../../core/errors/located-error';
 import { rowAndLine } from '../../core/format/row-line';
 import { AUTO_INSPECT_BYTES, type DatasetInspections } from './dataset-inspections';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
+import { messageItem, treeGate, untrustedNode, type MessageNode } from '../tree-gate';
 
-type Node =
+export type DatasetsNode =
   | { kind: 'root'; label: string; host: string; path: string }
   | { kind: 'folder'; host: string; path: string }
   | { kind: 'file'; ref: DatasetRef; size: number }
   | { kind: 'breakdown'; ref: DatasetRef; title: 'data_source' | 'ability'; counts: Record<string, number> }
   | { kind: 'problems'; ref: DatasetRef; summary: DatasetSummary }
-  | { kind: 'problem'; ref: DatasetRef; problem: DatasetProblem };
+  | { kind: 'problem'; ref: DatasetRef; problem: DatasetProblem }
+  | MessageNode;
+type Of<K extends DatasetsNode['kind']> = Extract<DatasetsNode, { kind: K }>;
 
 const PROBLEMS_SHOWN = 50;
 
@@ -28,24 +30,23 @@ const PROBLEMS_SHOWN = 50;
  * pool) and the data files under them, each with its kind, rows and size; RL files show their data_source and ability
  * breakdown, and a file with problems shows how many with a warning icon.
  */
-export class DatasetsTree implements vscode.TreeDataProvider<Node | vscode.TreeItem>, vscode.Disposable {
+export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly subs: vscode.Disposable[];
+  private readonly disposables: vscode.Disposable[];
 
   constructor(private readonly state: WorkspaceConfigState, private readonly pool: HostPool, private readonly inspections: DatasetInspections) {
-    this.subs = [state.onDidChange(() => this.refresh()), inspections.onDidChange(() => this.refresh())];
+    this.disposables = [state.onDidChange(() => this.refresh()), inspections.onDidChange(() => this.refresh())];
   }
 
   refresh(): void {
     this.changed.fire();
   }
 
-  async getChildren(element?: Node | vscode.TreeItem): Promise<(Node | vscode.TreeItem)[]> {
-    if (element instanceof vscode.TreeItem) return [];
+  async getChildren(element?: DatasetsNode): Promise<DatasetsNode[]> {
     if (!element) {
-      const problem = configProblemItem(this.state);
-      if (problem) return [problem];
+      const gate = treeGate(this.state, 'content');
+      if (gate) return gate;
       const root = this.state.root;
       if (!this.state.config || !root) return [];
       return this.state.config.datasets.map((d) => {
@@ -67,14 +68,14 @@ export class DatasetsTree implements vscode.TreeDataProvider<Node | vscode.TreeI
     }
   }
 
-  private async list(hostName: string, dir: string): Promise<(Node | vscode.TreeItem)[]> {
+  private async list(hostName: string, dir: string): Promise<DatasetsNode[]> {
     if (hostName !== LOCAL_HOST && !vscode.workspace.isTrusted) {
-      return [infoItem(`trust this workspace to browse host ${hostName}`, 'shield')];
+      return [untrustedNode(`trust this workspace to browse host ${hostName}`, { icon: 'shield' })];
     }
     try {
       const host = await this.pool.get(hostName);
       const entries = await host.readdir(dir);
-      const nodes: Node[] = [];
+      const nodes: DatasetsNode[] = [];
       for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
         if (e.name.startsWith('.')) continue;
         const path = posix.join(dir, e.name);
@@ -84,67 +85,38 @@ export class DatasetsTree implements vscode.TreeDataProvider<Node | vscode.TreeI
       for (const n of nodes) if (n.kind === 'file' && n.size <= AUTO_INSPECT_BYTES && !this.inspections.get(n.ref)) this.inspections.inspectInBackground(n.ref);
       return nodes;
     } catch (err) {
-      const item = infoItem(`cannot read ${hostName === LOCAL_HOST ? dir : `${hostName}:${dir}`}`, 'warning');
+      const item = messageItem(`cannot read ${hostName === LOCAL_HOST ? dir : `${hostName}:${dir}`}`, 'warning');
       item.description = errorMessage(err);
-      return [item];
+      return [{ kind: 'message', item }];
     }
   }
 
-  private fileChildren(ref: DatasetRef): Node[] {
+  private fileChildren(ref: DatasetRef): DatasetsNode[] {
     const s = this.inspections.get(ref);
     if (s?.state !== 'done') return [];
-    const out: Node[] = [];
+    const out: DatasetsNode[] = [];
     if (Object.keys(s.summary.dataSources).length) out.push({ kind: 'breakdown', ref, title: 'data_source', counts: s.summary.dataSources });
     if (Object.keys(s.summary.abilities).length) out.push({ kind: 'breakdown', ref, title: 'ability', counts: s.summary.abilities });
     if (s.summary.problemCount) out.push({ kind: 'problems', ref, summary: s.summary });
     return out;
   }
 
-  getTreeItem(element: Node | vscode.TreeItem): vscode.TreeItem {
-    if (element instanceof vscode.TreeItem) return element;
+  getTreeItem(element: DatasetsNode): vscode.TreeItem {
     switch (element.kind) {
-      case 'root': {
-        const item = new vscode.TreeItem(element.label, vscode.TreeItemCollapsibleState.Expanded);
-        const remote = element.host !== LOCAL_HOST;
-        item.iconPath = new vscode.ThemeIcon(remote ? 'remote' : 'database');
-        item.description = remote ? `${element.host}:${element.path}` : vscode.workspace.asRelativePath(element.path);
-        item.contextValue = 'medrl.dataset.root';
-        item.id = `root:${element.host}:${element.path}`;
-        return item;
-      }
-      case 'folder': {
-        const item = new vscode.TreeItem(posix.basename(element.path), vscode.TreeItemCollapsibleState.Collapsed);
-        if (element.host === LOCAL_HOST) item.resourceUri = vscode.Uri.file(element.path);
-        item.iconPath = vscode.ThemeIcon.Folder;
-        item.id = `folder:${element.host}:${element.path}`;
-        return item;
-      }
+      case 'message':
+        return element.item;
+      case 'root':
+        return rootItem(element);
+      case 'folder':
+        return folderItem(element);
       case 'file':
         return this.fileItem(element.ref, element.size);
-      case 'breakdown': {
-        const entries = Object.entries(element.counts).sort((a, b) => b[1] - a[1]);
-        const item = new vscode.TreeItem(`${element.title}: ${entries.map(([k, n]) => `${k} ${n}`).join(', ')}`);
-        item.iconPath = new vscode.ThemeIcon(element.title === 'data_source' ? 'symbol-namespace' : 'symbol-enum');
-        item.tooltip = entries.map(([k, n]) => `${k}: ${n} row(s)`).join('\n');
-        return item;
-      }
-      case 'problems': {
-        const s = element.summary;
-        const item = new vscode.TreeItem(`${s.problemCount} problem(s)`, vscode.TreeItemCollapsibleState.Collapsed);
-        const errors = s.problems.some((p) => p.severity === 'error');
-        item.iconPath = new vscode.ThemeIcon(errors ? 'error' : 'warning', new vscode.ThemeColor(errors ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
-        item.description = `${s.rowsOk} of ${s.rows} rows fine`;
-        return item;
-      }
-      case 'problem': {
-        const p = element.problem;
-        const item = new vscode.TreeItem(`${p.row !== undefined ? rowAndLine({ row: p.row }) : 'file'}${p.field ? ` ${p.field}` : ''}`);
-        item.description = p.reason;
-        item.tooltip = `${[rowAndLine(p), p.field].filter(Boolean).join(', ')}: ${p.reason}`;
-        item.iconPath = new vscode.ThemeIcon(p.severity === 'error' ? 'error' : 'warning', new vscode.ThemeColor(p.severity === 'error' ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
-        item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [{ ...element.ref, row: p.row }] };
-        return item;
-      }
+      case 'breakdown':
+        return breakdownItem(element);
+      case 'problems':
+        return problemsItem(element.summary);
+      case 'problem':
+        return problemItem(element);
     }
   }
 
@@ -177,13 +149,51 @@ export class DatasetsTree implements vscode.TreeDataProvider<Node | vscode.TreeI
   }
 
   dispose(): void {
-    for (const s of this.subs) s.dispose();
+    for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }
 }
 
-function infoItem(label: string, icon: string): vscode.TreeItem {
-  const item = new vscode.TreeItem(label);
-  item.iconPath = new vscode.ThemeIcon(icon);
+function rootItem(element: Of<'root'>): vscode.TreeItem {
+  const item = new vscode.TreeItem(element.label, vscode.TreeItemCollapsibleState.Expanded);
+  const remote = element.host !== LOCAL_HOST;
+  item.iconPath = new vscode.ThemeIcon(remote ? 'remote' : 'database');
+  item.description = remote ? `${element.host}:${element.path}` : vscode.workspace.asRelativePath(element.path);
+  item.contextValue = 'medrl.dataset.root';
+  item.id = `root:${element.host}:${element.path}`;
+  return item;
+}
+
+function folderItem(element: Of<'folder'>): vscode.TreeItem {
+  const item = new vscode.TreeItem(posix.basename(element.path), vscode.TreeItemCollapsibleState.Collapsed);
+  if (element.host === LOCAL_HOST) item.resourceUri = vscode.Uri.file(element.path);
+  item.iconPath = vscode.ThemeIcon.Folder;
+  item.id = `folder:${element.host}:${element.path}`;
+  return item;
+}
+
+function breakdownItem(element: Of<'breakdown'>): vscode.TreeItem {
+  const entries = Object.entries(element.counts).sort((a, b) => b[1] - a[1]);
+  const item = new vscode.TreeItem(`${element.title}: ${entries.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  item.iconPath = new vscode.ThemeIcon(element.title === 'data_source' ? 'symbol-namespace' : 'symbol-enum');
+  item.tooltip = entries.map(([k, n]) => `${k}: ${n} row(s)`).join('\n');
+  return item;
+}
+
+function problemsItem(s: DatasetSummary): vscode.TreeItem {
+  const item = new vscode.TreeItem(`${s.problemCount} problem(s)`, vscode.TreeItemCollapsibleState.Collapsed);
+  const errors = s.problems.some((p) => p.severity === 'error');
+  item.iconPath = new vscode.ThemeIcon(errors ? 'error' : 'warning', new vscode.ThemeColor(errors ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
+  item.description = `${s.rowsOk} of ${s.rows} rows fine`;
+  return item;
+}
+
+function problemItem(element: Of<'problem'>): vscode.TreeItem {
+  const p = element.problem;
+  const item = new vscode.TreeItem(`${p.row !== undefined ? rowAndLine({ row: p.row }) : 'file'}${p.field ? ` ${p.field}` : ''}`);
+  item.description = p.reason;
+  item.tooltip = `${[rowAndLine(p), p.field].filter(Boolean).join(', ')}: ${p.reason}`;
+  item.iconPath = new vscode.ThemeIcon(p.severity === 'error' ? 'error' : 'warning', new vscode.ThemeColor(p.severity === 'error' ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
+  item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [{ ...element.ref, row: p.row }] };
   return item;
 }

@@ -1,11 +1,16 @@
 import * as vscode from 'vscode';
 import { createDemo } from '../../core/demo/create-demo';
 import { STARTER_CONFIG } from '../../core/config/starter-config';
-import type { Ctx } from '../ctx';
-import type { WorkspaceConfigState } from '../config/workspace-config-state';
+import type { CommandTable, Deps } from '../deps';
 
-export function registerDemoCommands(ctx: Ctx, state: WorkspaceConfigState): void {
-  ctx.command('medrl.openDemo', async () => {
+export const DEMO_COMMANDS: CommandTable = {
+  'medrl.openDemo': openDemoCommand,
+  'medrl.initWorkspace': initWorkspaceCommand,
+};
+
+/** Copies the demo workspace into the extension's storage (refreshing it) and opens it. */
+export function openDemoCommand({ ctx }: Deps) {
+  return async (): Promise<void> => {
     const target = vscode.Uri.joinPath(ctx.extension.globalStorageUri, 'demo');
     const result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'MedRL: preparing the demo workspace' },
@@ -13,9 +18,12 @@ export function registerDemoCommands(ctx: Ctx, state: WorkspaceConfigState): voi
     );
     ctx.log.info(`demo workspace ${result.refreshed ? 'refreshed' : 'created'} in ${result.dir} (${result.files.length} files)`);
     await vscode.commands.executeCommand('vscode.openFolder', target, { forceNewWindow: false });
-  });
+  };
+}
 
-  ctx.command('medrl.initWorkspace', async () => {
+/** Writes the starter medrl.yaml at the workspace's top (unless there is one) and opens it. */
+export function initWorkspaceCommand({ ctx, state }: Deps) {
+  return async (): Promise<void> => {
     const root = state.root;
     if (!root) {
       void vscode.window.showWarningMessage('MedRL: open a folder first; medrl.yaml lives at its top.');
@@ -32,5 +40,5 @@ export function registerDemoCommands(ctx: Ctx, state: WorkspaceConfigState): voi
     }
     await vscode.window.showTextDocument(uri);
     await state.reload();
-  });
+  };
 }

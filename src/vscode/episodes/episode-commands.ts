@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { basename } from 'node:path';
-import type { Ctx } from '../ctx';
-import type { HostPool } from '../../core/remote/host-pool';
+import type { CommandTable, Deps } from '../deps';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import { discoverEpisodes } from '../../core/episodes/discover';
 import { ReplaySession } from '../../core/episodes/replay-session';
@@ -28,8 +27,13 @@ async function target(arg: ReplayArg): Promise<{ host: string; path: string } | 
   return picked?.[0] ? { host: LOCAL_HOST, path: picked[0].fsPath } : undefined;
 }
 
-export function registerEpisodeCommands(ctx: Ctx, pool: HostPool): void {
-  ctx.command('medrl.openEpisodeReplay', async (arg?: ReplayArg) => {
+export const EPISODE_COMMANDS: CommandTable = {
+  'medrl.openEpisodeReplay': openEpisodeReplayCommand,
+};
+
+/** Finds the episode dumps at a run, folder or file and opens them in a replay panel. */
+export function openEpisodeReplayCommand({ ctx, pool }: Deps) {
+  return async (arg?: ReplayArg): Promise<void> => {
     const t = await target(arg);
     if (!t) return;
     if (t.host !== LOCAL_HOST && !vscode.workspace.isTrusted) throw new Error(`episodes on host "${t.host}": connecting to hosts needs a trusted workspace`);
@@ -45,5 +49,5 @@ export function registerEpisodeCommands(ctx: Ctx, pool: HostPool): void {
     const files = collections.reduce((n, c) => n + c.files.length, 0);
     ctx.log.info(`episode replay: ${t.host}:${t.path}: ${collections.map((c) => `${c.name} (${c.files.length} step file(s))`).join(', ')}`);
     openReplayPanel(ctx, new ReplaySession(collections), `Episodes: ${basename(t.path)}`, `${t.host}:${t.path} · ${files} step file(s)`);
-  });
+  };
 }

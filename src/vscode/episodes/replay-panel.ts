@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { openWebviewPanel } from '../webview/webview-panel';
-import { fromWebview, toWebview, type ToWebview } from '../../protocol/replay';
+import { fromWebview, toWebview, type FromWebview, type ToWebview } from '../../protocol/replay';
 import { ReplaySession, type StepRef } from '../../core/episodes/replay-session';
 import type { EpisodeFile } from '../../core/episodes/episode-file';
 import { errorMessage } from '../../core/errors/located-error';
@@ -12,104 +12,124 @@ import { errorMessage } from '../../core/errors/located-error';
  * panel stops it.
  */
 export function openReplayPanel(ctx: Ctx, session: ReplaySession, title: string, source: string): void {
-  const abort = new AbortController();
-  const indexing = new Map<EpisodeFile, Promise<void>>();
-  let post: (msg: ToWebview) => void = () => {};
-  let lastSteps = 0;
-
-  const postSteps = (force = false) => {
-    if (!force && Date.now() - lastSteps < 500) return;
-    lastSteps = Date.now();
-    post({ type: 'steps', steps: session.steps() });
-  };
-
-  const ensureIndexed = (ref: StepRef): Promise<void> => {
-    const file = session.file(ref);
-    let p = indexing.get(file);
-    if (!p) {
-      let lastProgress = 0;
-      p = session
-        .indexStep(ref, {
-          signal: abort.signal,
-          onProgress: (episodes, bytes, totalBytes) => {
-            if (Date.now() - lastProgress < 300) return;
-            lastProgress = Date.now();
-            post({ type: 'progress', ...ref, episodes, bytes, totalBytes });
-          },
-        })
-        .then(
-          (info) => {
-            if (info.malformed.length) ctx.log.warn(`${file.host.name}:${file.path}: ${info.malformed.length} malformed line(s), first: line ${info.malformed[0]!.line ?? info.malformed[0]!.row}: ${info.malformed[0]!.message}`);
-            postSteps(true);
-          },
-          (err: unknown) => {
-            if (abort.signal.aborted) return;
-            ctx.log.error(`indexing ${file.host.name}:${file.path}: ${errorMessage(err)}`);
-            post({ type: 'error', message: `indexing step ${ref.step} failed: ${errorMessage(err)}` });
-          },
-        );
-      indexing.set(file, p);
-    }
-    return p;
-  };
-
-  let background: Promise<void> | undefined;
-  const indexAll = () => {
-    background ??= (async () => {
-      for (const s of session.steps()) {
-        if (abort.signal.aborted) return;
-        await ensureIndexed(s);
-      }
-    })();
-  };
-
-  const { panel, post: typedPost } = openWebviewPanel(ctx, {
+  const replay = new Replay(ctx, session, title, source);
+  const { panel, post } = openWebviewPanel(ctx, {
     viewType: 'medrl.episodeReplay',
     title,
     bundle: 'replay',
     toWebview,
     fromWebview,
     retainContextWhenHidden: true,
-    onMessage: async (msg) => {
-      try {
-        switch (msg.type) {
-          case 'ready':
-            post({ type: 'init', title, source, steps: session.steps() });
-            return;
-          case 'query': {
-            const q = msg.query;
-            // The step the user looks at is indexed first; the others follow in the background.
-            void ensureIndexed(q).then(indexAll);
-            const page = await session.query(q, abort.signal);
-            post({ type: 'page', requestId: msg.requestId, ...page });
-            return;
-          }
-          case 'open':
-            post({ type: 'episode', episode: await session.episode(msg, msg.index) });
-            return;
-          case 'compare':
-            await ensureIndexed(msg);
-            post({ type: 'compare', compare: await session.compare(msg, msg.index) });
-            return;
-          case 'sendToPlayground': {
-            await ensureIndexed(msg);
-            const samples = await session.playgroundSamples(msg, msg.index);
-            if (!samples.length) {
-              void vscode.window.showInformationMessage('MedRL: no episodes to send (the filter matches none).');
-              return;
-            }
-            ctx.log.info(`sending ${samples.length} episode(s) of ${msg.collection} step ${msg.step} to the reward playground`);
-            await vscode.commands.executeCommand('medrl.openRewardPlayground', { samples });
-            return;
-          }
-        }
-      } catch (err) {
-        if (abort.signal.aborted) return;
-        post({ type: 'error', message: errorMessage(err) });
-        throw err;
-      }
-    },
+    onMessage: (msg) => replay.onMessage(msg),
   });
-  post = typedPost;
-  panel.onDidDispose(() => abort.abort());
+  replay.post = post;
+  panel.onDidDispose(() => replay.abort.abort());
+}
+
+/** One replay panel's session: which step files are indexed (or being indexed), and the answers to the page. */
+class Replay {
+  readonly abort = new AbortController();
+  private readonly indexing = new Map<EpisodeFile, Promise<void>>();
+  private lastSteps = 0;
+  private background: Promise<void> | undefined;
+  /** The panel's post; set once the panel exists (the page's first message comes after). */
+  post: (msg: ToWebview) => void = () => {};
+
+  constructor(private readonly ctx: Ctx, private readonly session: ReplaySession, private readonly title: string, private readonly source: string) {}
+
+  async onMessage(msg: FromWebview): Promise<void> {
+    try {
+      await this.answer(msg);
+    } catch (err) {
+      if (this.abort.signal.aborted) return;
+      this.post({ type: 'error', message: errorMessage(err) });
+      throw err;
+    }
+  }
+
+  private async answer(msg: FromWebview): Promise<void> {
+    const { session, abort } = this;
+    switch (msg.type) {
+      case 'ready':
+        this.post({ type: 'init', title: this.title, source: this.source, steps: session.steps() });
+        return;
+      case 'query': {
+        const q = msg.query;
+        // The step the user looks at is indexed first; the others follow in the background.
+        void this.ensureIndexed(q).then(() => this.indexAll());
+        const page = await session.query(q, abort.signal);
+        this.post({ type: 'page', requestId: msg.requestId, ...page });
+        return;
+      }
+      case 'open':
+        this.post({ type: 'episode', episode: await session.episode(msg, msg.index) });
+        return;
+      case 'compare':
+        await this.ensureIndexed(msg);
+        this.post({ type: 'compare', compare: await session.compare(msg, msg.index) });
+        return;
+      case 'sendToPlayground':
+        await this.sendToPlayground(msg);
+        return;
+    }
+  }
+
+  private async sendToPlayground(msg: Extract<FromWebview, { type: 'sendToPlayground' }>): Promise<void> {
+    await this.ensureIndexed(msg);
+    const samples = await this.session.playgroundSamples(msg, msg.index);
+    if (!samples.length) {
+      void vscode.window.showInformationMessage('MedRL: no episodes to send (the filter matches none).');
+      return;
+    }
+    this.ctx.log.info(`sending ${samples.length} episode(s) of ${msg.collection} step ${msg.step} to the reward playground`);
+    await vscode.commands.executeCommand('medrl.openRewardPlayground', { samples });
+  }
+
+  /** The step list, at most every 500 ms unless forced (a step finished indexing). */
+  private postSteps(force = false): void {
+    if (!force && Date.now() - this.lastSteps < 500) return;
+    this.lastSteps = Date.now();
+    this.post({ type: 'steps', steps: this.session.steps() });
+  }
+
+  /** Indexes a step's file once; progress goes to the page at most every 300 ms. */
+  private ensureIndexed(ref: StepRef): Promise<void> {
+    const file = this.session.file(ref);
+    let p = this.indexing.get(file);
+    if (!p) {
+      let lastProgress = 0;
+      p = this.session
+        .indexStep(ref, {
+          signal: this.abort.signal,
+          onProgress: (episodes, bytes, totalBytes) => {
+            if (Date.now() - lastProgress < 300) return;
+            lastProgress = Date.now();
+            this.post({ type: 'progress', ...ref, episodes, bytes, totalBytes });
+          },
+        })
+        .then(
+          (info) => {
+            if (info.malformed.length) this.ctx.log.warn(`${file.host.name}:${file.path}: ${info.malformed.length} malformed line(s), first: line ${info.malformed[0]!.line ?? info.malformed[0]!.row}: ${info.malformed[0]!.message}`);
+            this.postSteps(true);
+          },
+          (err: unknown) => {
+            if (this.abort.signal.aborted) return;
+            this.ctx.log.error(`indexing ${file.host.name}:${file.path}: ${errorMessage(err)}`);
+            this.post({ type: 'error', message: `indexing step ${ref.step} failed: ${errorMessage(err)}` });
+          },
+        );
+      this.indexing.set(file, p);
+    }
+    return p;
+  }
+
+  /** Every step, one after another, once. */
+  private indexAll(): void {
+    this.background ??= (async () => {
+      for (const s of this.session.steps()) {
+        if (this.abort.signal.aborted) return;
+        await this.ensureIndexed(s);
+      }
+    })();
+  }
 }

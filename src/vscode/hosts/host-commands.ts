@@ -2,11 +2,9 @@ import * as vscode from 'vscode';
 import { addSshHost } from '../../core/config/add-host';
 import type { ResolvedHost } from '../../core/config/workspace-config';
 import { checkEnvironment } from '../../core/remote/env-check';
-import type { HostPool } from '../../core/remote/host-pool';
 import { defaultSshPaths, listSshAliases } from '../../core/remote/ssh-config';
 import { SshHost } from '../../core/remote/ssh-host';
-import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import type { Ctx } from '../ctx';
+import type { CommandTable, Deps } from '../deps';
 import type { HostsNode, HostsTree } from './hosts-tree';
 import { requireTrust } from '../workspace-trust';
 import { editConfigFile } from '../config/config-edit';
@@ -23,8 +21,17 @@ async function pickHost(tree: HostsTree, node: HostsNode | undefined, sshOnly: b
   return pick?.host;
 }
 
-export function registerHostCommands(ctx: Ctx, state: WorkspaceConfigState, pool: HostPool, tree: HostsTree): void {
-  ctx.command('medrl.hosts.connect', async (node?: HostsNode) => {
+/** Connect, disconnect, open a terminal, add a host and check its environment, from the Hosts view and the palette. */
+export const HOST_COMMANDS: CommandTable = {
+  'medrl.hosts.connect': connectHostCommand,
+  'medrl.hosts.disconnect': disconnectHostCommand,
+  'medrl.hosts.openTerminal': openHostTerminalCommand,
+  'medrl.hosts.add': addHostCommand,
+  'medrl.hosts.checkEnvironment': checkEnvironmentCommand,
+};
+
+export function connectHostCommand({ ctx, pool, trees: { hosts: tree } }: Deps) {
+  return async (node?: HostsNode): Promise<void> => {
     requireTrust();
     const entry = await pickHost(tree, node, true);
     if (!entry) return;
@@ -35,18 +42,22 @@ export function registerHostCommands(ctx: Ctx, state: WorkspaceConfigState, pool
     });
     ctx.log.info(`${entry.name}: connected`);
     tree.refresh(entry.name);
-  });
+  };
+}
 
-  ctx.command('medrl.hosts.disconnect', async (node?: HostsNode) => {
+export function disconnectHostCommand({ ctx, pool, trees: { hosts: tree } }: Deps) {
+  return async (node?: HostsNode): Promise<void> => {
     const entry = await pickHost(tree, node, true);
     if (!entry) return;
     const host = await pool.get(entry.name);
     if (host instanceof SshHost) await host.disconnect();
     ctx.log.info(`${entry.name}: disconnected`);
     tree.refresh(entry.name);
-  });
+  };
+}
 
-  ctx.command('medrl.hosts.openTerminal', async (node?: HostsNode) => {
+export function openHostTerminalCommand({ trees: { hosts: tree } }: Deps) {
+  return async (node?: HostsNode): Promise<void> => {
     requireTrust();
     const entry = await pickHost(tree, node, false);
     if (!entry) return;
@@ -55,9 +66,12 @@ export function registerHostCommands(ctx: Ctx, state: WorkspaceConfigState, pool
       ? vscode.window.createTerminal({ name: `MedRL: ${entry.name}`, shellPath: 'ssh', shellArgs: [entry.sshAlias ?? entry.name], iconPath: new vscode.ThemeIcon('server') })
       : vscode.window.createTerminal({ name: 'MedRL: local', iconPath: new vscode.ThemeIcon('device-desktop') });
     terminal.show();
-  });
+  };
+}
 
-  ctx.command('medrl.hosts.add', async () => {
+/** Adds a Host of ~/.ssh/config to medrl.yaml (in the open editor when it has unsaved changes). */
+export function addHostCommand({ ctx, state, trees: { hosts: tree } }: Deps) {
+  return async (): Promise<void> => {
     const uri = state.uri;
     if (!uri || !state.config) throw new Error('create a valid medrl.yaml first ("MedRL: Create medrl.yaml")');
     const taken = new Set(tree.hosts().map((h) => h.sshAlias).filter(Boolean));
@@ -74,9 +88,12 @@ export function registerHostCommands(ctx: Ctx, state: WorkspaceConfigState, pool
     await state.reload();
     ctx.log.info(`added host ${name} (ssh ${pick.label}) to ${vscode.workspace.asRelativePath(uri)}${saved === 'unsaved' ? ' (in the editor, with your unsaved changes: save it to use the host)' : ''}`);
     if (saved === 'unsaved') void vscode.window.showInformationMessage(`MedRL: added ${name} to the open ${vscode.workspace.asRelativePath(uri)}, beside your unsaved changes: save it to use the host.`);
-  });
+  };
+}
 
-  ctx.command('medrl.hosts.checkEnvironment', async (node?: HostsNode) => {
+/** Checks Python, CUDA, the driver and the training packages on a host; the Hosts view shows the report. */
+export function checkEnvironmentCommand({ ctx, pool, trees: { hosts: tree } }: Deps) {
+  return async (node?: HostsNode): Promise<void> => {
     requireTrust();
     const entry = await pickHost(tree, node, false);
     if (!entry) return;
@@ -89,5 +106,5 @@ export function registerHostCommands(ctx: Ctx, state: WorkspaceConfigState, pool
     const summary = `${entry.name}: Python ${report.python}, ${report.gpuCount} GPU(s), torch ${report.packages.torch ?? 'not installed'}`;
     if (report.warnings.length) void vscode.window.showWarningMessage(`${summary}. ${report.warnings.length} warning(s): ${report.warnings[0]}`);
     else void vscode.window.showInformationMessage(`${summary}: no known problems.`);
-  });
+  };
 }

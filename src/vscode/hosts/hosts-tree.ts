@@ -7,10 +7,10 @@ import type { HostPool } from '../../core/remote/host-pool';
 import { queryHostStatus, type HostStatus } from '../../core/remote/host-status';
 import { SshHost, type SshHostState } from '../../core/remote/ssh-host';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import { configProblemItem } from '../config/config-problem-item';
+import { treeGate, untrustedNode, type MessageNode } from '../tree-gate';
 
-/** A host in the tree (its children are its status), or a line of detail under it. */
-export type HostsNode = { kind: 'host'; entry: ResolvedHost } | { kind: 'detail'; item: vscode.TreeItem; children?: HostsNode[] };
+/** A host in the tree (its children are its status), a line of detail under it, or a message instead of either. */
+export type HostsNode = { kind: 'host'; entry: ResolvedHost } | { kind: 'detail'; item: vscode.TreeItem; children?: HostsNode[] } | MessageNode;
 
 function detail(label: string, description: string | undefined, icon: string, opts: { tooltip?: string; children?: HostsNode[]; color?: string; id?: string } = {}): HostsNode {
   const item = new vscode.TreeItem(label, opts.children?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
@@ -32,7 +32,7 @@ function gib(mib: number | undefined): string {
 export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<HostsNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly subs: vscode.Disposable[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
   private readonly status = new Map<string, Promise<HostStatus>>();
   private readonly states = new Map<string, SshHostState>();
   /** Hosts whose state the tree follows (a host the pool replaced is followed anew). */
@@ -40,7 +40,7 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
   private readonly env = new Map<string, EnvReport>();
 
   constructor(private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {
-    this.subs.push(state.onDidChange(() => this.refresh()));
+    this.disposables.push(state.onDidChange(() => this.refresh()));
   }
 
   /** Drops cached statuses (all, or one host's) so the next look asks the hosts again. */
@@ -66,7 +66,7 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
     if (!(host instanceof SshHost) || this.watched.has(host)) return;
     this.watched.add(host);
     this.states.set(entry.name, host.state);
-    this.subs.push(
+    this.disposables.push(
       host.onStateChange((s) => {
         this.states.set(entry.name, s);
         if (s.state !== 'connected' && s.state !== 'connecting') this.status.delete(entry.name);
@@ -77,15 +77,16 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
 
   async getChildren(node?: HostsNode): Promise<HostsNode[]> {
     if (!node) {
-      const problem = configProblemItem(this.state);
-      if (problem) return [{ kind: 'detail', item: problem }];
+      const gate = treeGate(this.state, 'content');
+      if (gate) return gate;
       const hosts = this.hosts();
       await Promise.all(hosts.map((h) => this.watch(h).catch(() => undefined)));
       return hosts.map((entry) => ({ kind: 'host', entry }));
     }
+    if (node.kind === 'message') return [];
     if (node.kind === 'detail') return node.children ?? [];
     const { entry } = node;
-    if (!vscode.workspace.isTrusted) return [detail('Untrusted workspace', 'trust it to connect', 'workspace-untrusted')];
+    if (!vscode.workspace.isTrusted) return [untrustedNode('Untrusted workspace', { icon: 'workspace-untrusted', description: 'trust it to connect' })];
     let status = this.status.get(entry.name);
     if (!status) {
       status = this.pool.get(entry.name).then((h) => queryHostStatus(h, entry));
@@ -137,38 +138,49 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
   }
 
   getTreeItem(node: HostsNode): vscode.TreeItem {
-    if (node.kind === 'detail') return node.item;
-    const entry = node.entry;
-    const item = new vscode.TreeItem(entry.name, vscode.TreeItemCollapsibleState.Collapsed);
-    item.id = `host:${entry.name}`;
-    if (entry.kind === 'local') {
-      item.contextValue = 'medrl.host.local';
-      item.iconPath = new vscode.ThemeIcon('device-desktop', new vscode.ThemeColor('testing.iconPassed'));
-      item.description = 'local processes · ready';
-      item.tooltip = new vscode.MarkdownString(`**local**: runs jobs as processes on this machine (no GPU needed).\n\nRuns folder: \`${entry.runsDir}\``);
-      return item;
+    switch (node.kind) {
+      case 'message':
+      case 'detail':
+        return node.item;
+      case 'host':
+        return node.entry.kind === 'local' ? localHostItem(node.entry) : sshHostItem(node.entry, this.states.get(node.entry.name) ?? { state: 'disconnected' });
     }
-    const s = this.states.get(entry.name) ?? { state: 'disconnected' };
-    const look: Record<SshHostState['state'], [string, string | undefined, string]> = {
-      connected: ['vm-active', 'testing.iconPassed', 'connected'],
-      connecting: ['loading~spin', undefined, 'connecting…'],
-      disconnected: ['vm-outline', undefined, 'not connected'],
-      'auth-needed': ['key', 'problemsWarningIcon.foreground', 'auth needed'],
-      unreachable: ['vm-connect', 'problemsErrorIcon.foreground', 'unreachable'],
-    };
-    const [icon, color, word] = look[s.state];
-    const reason = 'reason' in s && s.reason ? s.reason : undefined;
-    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-    item.contextValue = `medrl.host.ssh.${s.state === 'connected' ? 'connected' : 'disconnected'}`;
-    item.description = `ssh ${entry.sshAlias} · ${word}${reason && s.state !== 'disconnected' ? `: ${reason}` : ''}`;
-    item.tooltip = new vscode.MarkdownString(
-      `**${entry.name}**: \`ssh ${entry.sshAlias}\` (from ~/.ssh/config): ${word}${reason ? `\n\n${reason}` : ''}\n\nScheduler: ${entry.scheduler}\n\nRuns folder: \`${entry.runsDir}\``,
-    );
-    return item;
   }
 
   dispose(): void {
-    for (const s of this.subs) s.dispose();
+    for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }
+}
+
+function localHostItem(entry: ResolvedHost): vscode.TreeItem {
+  const item = new vscode.TreeItem(entry.name, vscode.TreeItemCollapsibleState.Collapsed);
+  item.id = `host:${entry.name}`;
+  item.contextValue = 'medrl.host.local';
+  item.iconPath = new vscode.ThemeIcon('device-desktop', new vscode.ThemeColor('testing.iconPassed'));
+  item.description = 'local processes · ready';
+  item.tooltip = new vscode.MarkdownString(`**local**: runs jobs as processes on this machine (no GPU needed).\n\nRuns folder: \`${entry.runsDir}\``);
+  return item;
+}
+
+const SSH_LOOK: Record<SshHostState['state'], [string, string | undefined, string]> = {
+  connected: ['vm-active', 'testing.iconPassed', 'connected'],
+  connecting: ['loading~spin', undefined, 'connecting…'],
+  disconnected: ['vm-outline', undefined, 'not connected'],
+  'auth-needed': ['key', 'problemsWarningIcon.foreground', 'auth needed'],
+  unreachable: ['vm-connect', 'problemsErrorIcon.foreground', 'unreachable'],
+};
+
+function sshHostItem(entry: ResolvedHost, s: SshHostState): vscode.TreeItem {
+  const item = new vscode.TreeItem(entry.name, vscode.TreeItemCollapsibleState.Collapsed);
+  item.id = `host:${entry.name}`;
+  const [icon, color, word] = SSH_LOOK[s.state];
+  const reason = 'reason' in s && s.reason ? s.reason : undefined;
+  item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+  item.contextValue = `medrl.host.ssh.${s.state === 'connected' ? 'connected' : 'disconnected'}`;
+  item.description = `ssh ${entry.sshAlias} · ${word}${reason && s.state !== 'disconnected' ? `: ${reason}` : ''}`;
+  item.tooltip = new vscode.MarkdownString(
+    `**${entry.name}**: \`ssh ${entry.sshAlias}\` (from ~/.ssh/config): ${word}${reason ? `\n\n${reason}` : ''}\n\nScheduler: ${entry.scheduler}\n\nRuns folder: \`${entry.runsDir}\``,
+  );
+  return item;
 }

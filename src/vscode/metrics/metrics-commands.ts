@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-import type { Ctx } from '../ctx';
-import type { HostPool } from '../../core/remote/host-pool';
+import type { CommandTable, Deps } from '../deps';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import { openDashboard, type DashboardTarget } from './dashboard-panel';
 
@@ -31,25 +30,35 @@ async function pickTargets(many: boolean, files: boolean): Promise<DashboardTarg
   return (picked ?? []).map((u) => toTarget(u)!).filter(Boolean);
 }
 
-export function registerMetricsCommands(ctx: Ctx, pool: HostPool): void {
-  ctx.command('medrl.openRunDashboard', async (arg?: unknown) => {
+export const METRICS_COMMANDS: CommandTable = {
+  'medrl.openRunDashboard': openRunDashboardCommand,
+  'medrl.compareRuns': compareRunsCommand,
+  'medrl.openMetricsFile': openMetricsFileCommand,
+};
+
+export function openRunDashboardCommand(deps: Deps) {
+  return async (arg?: unknown): Promise<void> => {
     const target = arg === undefined ? (await pickTargets(false, false))[0] : toTarget(arg);
     if (arg !== undefined && !target) throw new Error('medrl.openRunDashboard: expected a run {host, dir} or a folder/file URI');
-    if (target) openDashboard(ctx, pool, [target]);
-  });
+    if (target) openDashboard(deps, [target]);
+  };
+}
 
-  // From a tree with several runs selected, VS Code passes (clicked item, all selected items).
-  ctx.command('medrl.compareRuns', async (arg?: unknown, selected?: unknown) => {
+/** From a tree with several runs selected, VS Code passes (clicked item, all selected items). */
+export function compareRunsCommand(deps: Deps) {
+  return async (arg?: unknown, selected?: unknown): Promise<void> => {
     const args = Array.isArray(selected) && selected.length ? selected : Array.isArray(arg) ? arg : arg !== undefined ? [arg] : [];
     let targets = args.map(toTarget).filter((t): t is DashboardTarget => t !== undefined);
     if (targets.length < 2) targets = [...targets, ...(await pickTargets(true, false))];
     if (targets.length === 0) return;
-    openDashboard(ctx, pool, targets);
-  });
+    openDashboard(deps, targets);
+  };
+}
 
-  ctx.command('medrl.openMetricsFile', async (arg?: unknown, selected?: unknown) => {
+export function openMetricsFileCommand(deps: Deps) {
+  return async (arg?: unknown, selected?: unknown): Promise<void> => {
     const args = Array.isArray(selected) && selected.length > 1 ? selected : arg !== undefined ? [arg] : [];
     const targets = args.length ? args.map(toTarget).filter((t): t is DashboardTarget => t !== undefined) : await pickTargets(true, true);
-    if (targets.length) openDashboard(ctx, pool, targets);
-  });
+    if (targets.length) openDashboard(deps, targets);
+  };
 }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
-import type { WorkspaceConfigState } from '../config/workspace-config-state';
+import type { Deps } from '../deps';
 
 const secretKey = (judge: string) => `medrl.judgeApiKey.${judge}`;
 
@@ -9,8 +9,9 @@ export function judgeApiKey(ctx: Ctx, judge: string): Thenable<string | undefine
   return ctx.extension.secrets.get(secretKey(judge));
 }
 
-export function registerJudgeKeyCommand(ctx: Ctx, state: WorkspaceConfigState): void {
-  ctx.command('medrl.setJudgeApiKey', async (arg?: string) => {
+/** Sets or removes a judge's API key; the argument, when given, names the judge. */
+export function setJudgeApiKeyCommand({ ctx, state }: Deps) {
+  return async (arg?: string): Promise<void> => {
     const names = Object.keys(state.config?.judges ?? {});
     if (!names.length) {
       void vscode.window.showWarningMessage('MedRL: medrl.yaml has no judges: add one under judges: first.');
@@ -23,5 +24,5 @@ export function registerJudgeKeyCommand(ctx: Ctx, state: WorkspaceConfigState): 
     if (key) await ctx.extension.secrets.store(secretKey(judge), key);
     else await ctx.extension.secrets.delete(secretKey(judge));
     ctx.log.info(`judge "${judge}": API key ${key ? 'stored' : 'removed'}`);
-  });
+  };
 }

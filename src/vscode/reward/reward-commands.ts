@@ -1,10 +1,8 @@
 import * as vscode from 'vscode';
 import { detectRewardFunctions } from '../../core/reward/detect-functions';
-import type { HostPool } from '../../core/remote/host-pool';
-import type { Ctx } from '../ctx';
-import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import { registerJudgeKeyCommand } from './judge-keys';
-import { RewardPlayground, type PlaygroundArgs } from './playground-panel';
+import type { CommandTable, Deps } from '../deps';
+import { setJudgeApiKeyCommand } from './judge-keys';
+import type { PlaygroundArgs } from './playground-panel';
 
 /** "Test in playground" above every verl or TRL reward function in a Python file. */
 class RewardCodeLens implements vscode.CodeLensProvider {
@@ -17,16 +15,28 @@ class RewardCodeLens implements vscode.CodeLensProvider {
   }
 }
 
-export function registerRewardPlayground(ctx: Ctx, state: WorkspaceConfigState, pool: HostPool): void {
-  const playground = new RewardPlayground(ctx, state, pool);
-  ctx.push(playground, vscode.languages.registerCodeLensProvider({ language: 'python', scheme: 'file' }, new RewardCodeLens()));
-  ctx.command('medrl.openRewardPlayground', (arg?: PlaygroundArgs | vscode.Uri) => {
+export const REWARD_COMMANDS: CommandTable = {
+  'medrl.openRewardPlayground': openRewardPlaygroundCommand,
+  'medrl.backtestReward': backtestRewardCommand,
+  'medrl.setJudgeApiKey': setJudgeApiKeyCommand,
+};
+
+/** The playground's CodeLens on Python files (its commands are in REWARD_COMMANDS). */
+export function registerRewardCodeLens({ ctx }: Deps): void {
+  ctx.push(vscode.languages.registerCodeLensProvider({ language: 'python', scheme: 'file' }, new RewardCodeLens()));
+}
+
+export function openRewardPlaygroundCommand({ playground }: Deps) {
+  return (arg?: PlaygroundArgs | vscode.Uri): void => {
     // From the explorer or an editor title: a Python file is the function to test.
     if (arg instanceof vscode.Uri) return playground.open({ fn: { path: arg.fsPath } });
     return playground.open(arg && typeof arg === 'object' ? arg : undefined);
-  });
-  // Back-test: a run ref from another feature ({ host, dir }), or a local run folder picked here.
-  ctx.command('medrl.backtestReward', async (arg?: { host?: string; dir?: string }) => {
+  };
+}
+
+/** Back-test: a run ref from another feature ({ host, dir }), or a local run folder picked here. */
+export function backtestRewardCommand({ state, playground }: Deps) {
+  return async (arg?: { host?: string; dir?: string }): Promise<void> => {
     let run = arg?.dir ? { host: arg.host ?? 'local', dir: arg.dir } : undefined;
     if (!run) {
       const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Run folder to back-test (its rollouts/*.jsonl)', defaultUri: state.root });
@@ -34,6 +44,5 @@ export function registerRewardPlayground(ctx: Ctx, state: WorkspaceConfigState, 
       run = { host: 'local', dir: picked[0].fsPath };
     }
     playground.open({ run });
-  });
-  registerJudgeKeyCommand(ctx, state);
+  };
 }

@@ -8,6 +8,7 @@ import { elapsedMs, formatDuration, stateLabel, stepLabel } from '../../core/run
 import { errorMessage, formatProblem } from '../../core/errors/located-error';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import type { Ctx } from '../ctx';
+import { treeGate, type MessageNode } from '../tree-gate';
 
 /**
  * A run in the tree is also a run ref (`{ host, dir, framework, id }`), so commands of other features (dashboard, replay,
@@ -26,7 +27,7 @@ export function runNode(run: RunInfo): RunNode {
   return { kind: 'run', run, host: run.host, dir: run.record.dir, framework: run.record.framework, id: run.record.id };
 }
 
-export type RunsNode = { kind: 'host'; hostRuns: HostRuns } | { kind: 'status'; state: RunState; runs: RunInfo[] } | RunNode;
+export type RunsNode = { kind: 'host'; hostRuns: HostRuns } | { kind: 'status'; state: RunState; runs: RunInfo[] } | RunNode | MessageNode;
 
 const ICONS: Record<RunState, [string, string | undefined]> = {
   queued: ['clock', 'charts.yellow'],
@@ -52,10 +53,10 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
   private timer: NodeJS.Timeout | undefined;
   private loading: Promise<void> | undefined;
   private readonly lastStates = new Map<string, RunState>();
-  private readonly subs: vscode.Disposable[];
+  private readonly disposables: vscode.Disposable[];
 
   constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {
-    this.subs = [state.onDidChange(() => void this.refresh()), vscode.workspace.onDidGrantWorkspaceTrust(() => void this.refresh())];
+    this.disposables = [state.onDidChange(() => void this.refresh()), vscode.workspace.onDidGrantWorkspaceTrust(() => void this.refresh())];
     void vscode.commands.executeCommand('setContext', 'medrl.runsGroupBy', this.groupBy);
   }
 
@@ -116,6 +117,8 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
 
   getChildren(node?: RunsNode): RunsNode[] {
     if (!node) {
+      const gate = treeGate(this.state, 'welcome');
+      if (gate) return gate;
       if (this.groupBy === 'host') return this.hosts.filter((h) => h.runs.length || h.error || h.problems.length).map((hostRuns) => ({ kind: 'host', hostRuns }));
       return STATUS_ORDER.map((state) => ({ kind: 'status' as const, state, runs: this.runs.filter((r) => r.state === state) })).filter((g) => g.runs.length);
     }
@@ -125,43 +128,58 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
   }
 
   getTreeItem(node: RunsNode): vscode.TreeItem {
-    if (node.kind === 'host') {
-      const { host, runs, error, problems } = node.hostRuns;
-      const item = new vscode.TreeItem(host.name, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `runs-host:${host.name}`;
-      item.contextValue = 'medrl.runsHost';
-      const active = runs.filter((r) => isActive(r.state)).length;
-      item.description = error ? 'unreachable' : `${runs.length} run(s)${active ? ` · ${active} active` : ''}${problems.length ? ` · ${problems.length} problem(s)` : ''}`;
-      item.iconPath = error ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground')) : new vscode.ThemeIcon(host.kind === 'local' ? 'device-desktop' : 'server');
-      item.tooltip = error ?? (problems.length ? problems.map(formatProblem).join('\n') : `${host.name}: runs in ${host.runsDir}`);
-      return item;
+    switch (node.kind) {
+      case 'message':
+        return node.item;
+      case 'host':
+        return hostItem(node.hostRuns);
+      case 'status':
+        return statusItem(node.state, node.runs);
+      case 'run':
+        return runItem(node, this.groupBy === 'status');
     }
-    if (node.kind === 'status') {
-      const item = new vscode.TreeItem(node.state, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `runs-status:${node.state}`;
-      item.description = `${node.runs.length}`;
-      const [icon, colour] = ICONS[node.state];
-      item.iconPath = new vscode.ThemeIcon(icon.replace('~spin', ''), colour ? new vscode.ThemeColor(colour) : undefined);
-      return item;
-    }
-    const { run } = node;
-    const item = new vscode.TreeItem(run.record.name, vscode.TreeItemCollapsibleState.None);
-    item.id = `run:${run.host}:${run.record.id}`;
-    item.contextValue = `medrl.run.${isActive(run.state) ? 'active' : 'ended'}`;
-    item.description = [stateLabel(run), stepLabel(run), formatDuration(elapsedMs(run)), this.groupBy === 'status' ? run.host : ''].filter(Boolean).join(' · ');
-    const [icon, colour] = ICONS[run.state];
-    item.iconPath = new vscode.ThemeIcon(icon, colour ? new vscode.ThemeColor(colour) : undefined);
-    const md = new vscode.MarkdownString();
-    md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
-    md.appendText(`id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`);
-    item.tooltip = md;
-    item.command = { command: 'medrl.followRunLogs', title: 'Follow Logs', arguments: [node] };
-    return item;
   }
 
   dispose(): void {
     clearTimeout(this.timer);
-    for (const s of this.subs) s.dispose();
+    for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }
+}
+
+function hostItem({ host, runs, error, problems }: HostRuns): vscode.TreeItem {
+  const item = new vscode.TreeItem(host.name, vscode.TreeItemCollapsibleState.Expanded);
+  item.id = `runs-host:${host.name}`;
+  item.contextValue = 'medrl.runsHost';
+  const active = runs.filter((r) => isActive(r.state)).length;
+  item.description = error ? 'unreachable' : `${runs.length} run(s)${active ? ` · ${active} active` : ''}${problems.length ? ` · ${problems.length} problem(s)` : ''}`;
+  item.iconPath = error ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground')) : new vscode.ThemeIcon(host.kind === 'local' ? 'device-desktop' : 'server');
+  item.tooltip = error ?? (problems.length ? problems.map(formatProblem).join('\n') : `${host.name}: runs in ${host.runsDir}`);
+  return item;
+}
+
+function statusItem(state: RunState, runs: RunInfo[]): vscode.TreeItem {
+  const item = new vscode.TreeItem(state, vscode.TreeItemCollapsibleState.Expanded);
+  item.id = `runs-status:${state}`;
+  item.description = `${runs.length}`;
+  const [icon, colour] = ICONS[state];
+  item.iconPath = new vscode.ThemeIcon(icon.replace('~spin', ''), colour ? new vscode.ThemeColor(colour) : undefined);
+  return item;
+}
+
+/** A run; grouped by status, its description names its host. */
+function runItem(node: RunNode, showHost: boolean): vscode.TreeItem {
+  const { run } = node;
+  const item = new vscode.TreeItem(run.record.name, vscode.TreeItemCollapsibleState.None);
+  item.id = `run:${run.host}:${run.record.id}`;
+  item.contextValue = `medrl.run.${isActive(run.state) ? 'active' : 'ended'}`;
+  item.description = [stateLabel(run), stepLabel(run), formatDuration(elapsedMs(run)), showHost ? run.host : ''].filter(Boolean).join(' · ');
+  const [icon, colour] = ICONS[run.state];
+  item.iconPath = new vscode.ThemeIcon(icon, colour ? new vscode.ThemeColor(colour) : undefined);
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
+  md.appendText(`id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`);
+  item.tooltip = md;
+  item.command = { command: 'medrl.followRunLogs', title: 'Follow Logs', arguments: [node] };
+  return item;
 }

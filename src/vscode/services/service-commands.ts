@@ -13,10 +13,10 @@ import { workspaceHosts } from '../checkpoints/checkpoints-tree';
 import { standinsFor } from '../checkpoints/checkpoint-commands';
 import { requireTrust } from '../workspace-trust';
 import { ServiceKeys } from './service-keys';
-import type { ServiceNode, ServicesTree } from './services-tree';
+import type { ServicesNode, ServicesTree } from './services-tree';
 import { runSpecDocument } from '../active-file';
 
-type SvcArg = Extract<ServiceNode, { kind: 'service' }>;
+type SvcArg = Extract<ServicesNode, { kind: 'service' }>;
 
 const ENGINES: { label: string; engine: ServiceEngine; detail: string }[] = [
   { label: 'vLLM', engine: 'vllm', detail: 'vllm serve MODEL --port P --served-model-name NAME' },

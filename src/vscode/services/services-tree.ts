@@ -6,15 +6,16 @@ import type { PortForward } from '../../core/remote/host';
 import { forwardService, listServices, probeServer, serviceStatus, type Service, type ServiceStatus } from '../../core/services/services';
 import { errorMessage } from '../../core/errors/located-error';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import { configProblemItem } from '../config/config-problem-item';
 import { workspaceHosts } from '../checkpoints/checkpoints-tree';
 import type { Ctx } from '../ctx';
 import type { ServiceKeys } from './service-keys';
+import { treeGate, type MessageNode } from '../tree-gate';
 
-export type ServiceNode =
+export type ServicesNode =
   | { kind: 'service'; host: ResolvedHost; svc: Service; status: ServiceStatus; localPort?: number }
   | { kind: 'judge'; name: string; judge: JudgeConfig; status: ServiceStatus; url: string }
-  | { kind: 'hostError'; host: ResolvedHost; error: string };
+  | { kind: 'hostError'; host: ResolvedHost; error: string }
+  | MessageNode;
 
 const ICONS: Record<ServiceStatus['state'], [string, string | undefined]> = {
   ready: ['pass-filled', 'testing.iconPassed'],
@@ -27,17 +28,17 @@ const ICONS: Record<ServiceStatus['state'], [string, string | undefined]> = {
  * The medrl.services view: model servers started as services on every host (state from their process and
  * /health + /v1/models through a port forward) and the judges of medrl.yaml. Polls while any is starting.
  */
-export class ServicesTree implements vscode.TreeDataProvider<ServiceNode | vscode.TreeItem>, vscode.Disposable {
+export class ServicesTree implements vscode.TreeDataProvider<ServicesNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly sub: vscode.Disposable;
+  private readonly disposables: vscode.Disposable[];
   /** One forward per service (by run folder), kept while the window lives: the playground and the browser use them. */
   private readonly forwards = new Map<string, Promise<PortForward>>();
   private poll: NodeJS.Timeout | undefined;
-  private last: ServiceNode[] = [];
+  private last: ServicesNode[] = [];
 
   constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool, private readonly keys: ServiceKeys) {
-    this.sub = state.onDidChange(() => this.refresh());
+    this.disposables = [state.onDidChange(() => this.refresh())];
   }
 
   refresh(): void {
@@ -45,7 +46,7 @@ export class ServicesTree implements vscode.TreeDataProvider<ServiceNode | vscod
   }
 
   /** The services and judges as last shown (for commands that pick one). */
-  get nodes(): ServiceNode[] {
+  get nodes(): ServicesNode[] {
     return this.last;
   }
 
@@ -73,12 +74,11 @@ export class ServicesTree implements vscode.TreeDataProvider<ServiceNode | vscod
     if (fwd) await (await fwd).close();
   }
 
-  async getChildren(element?: ServiceNode | vscode.TreeItem): Promise<(ServiceNode | vscode.TreeItem)[]> {
+  async getChildren(element?: ServicesNode): Promise<ServicesNode[]> {
     if (element) return [];
-    const problem = configProblemItem(this.state);
-    if (problem) return [problem];
-    if (!vscode.workspace.isTrusted) return [];
-    const nodes: ServiceNode[] = [];
+    const gate = treeGate(this.state, 'welcome');
+    if (gate) return gate;
+    const nodes: ServicesNode[] = [];
     await Promise.all(workspaceHosts(this.state).map(async (h) => {
       try {
         const host = await this.pool.get(h.name);
@@ -108,7 +108,7 @@ export class ServicesTree implements vscode.TreeDataProvider<ServiceNode | vscod
     return this.last;
   }
 
-  private async judgeNode(name: string, judge: JudgeConfig): Promise<ServiceNode> {
+  private async judgeNode(name: string, judge: JudgeConfig): Promise<ServicesNode> {
     const u = new URL(judge.url);
     let base = judge.url.replace(/\/v1\/?$/, '').replace(/\/+$/, '');
     try {
@@ -126,42 +126,57 @@ export class ServicesTree implements vscode.TreeDataProvider<ServiceNode | vscod
     }
   }
 
-  getTreeItem(n: ServiceNode | vscode.TreeItem): vscode.TreeItem {
-    if (n instanceof vscode.TreeItem) return n;
-    if (n.kind === 'hostError') {
-      const item = new vscode.TreeItem(n.host.name);
-      item.iconPath = new vscode.ThemeIcon('warning');
-      item.description = n.error;
-      return item;
+  getTreeItem(n: ServicesNode): vscode.TreeItem {
+    switch (n.kind) {
+      case 'message':
+        return n.item;
+      case 'hostError':
+        return hostErrorItem(n.host, n.error);
+      case 'judge':
+        return judgeItem(n);
+      case 'service':
+        return serviceItem(n);
     }
-    const [icon, color] = ICONS[n.status.state];
-    if (n.kind === 'judge') {
-      const item = new vscode.TreeItem(`${n.name} (judge)`);
-      item.id = `judge:${n.name}`;
-      item.iconPath = new vscode.ThemeIcon(n.status.state === 'ready' ? 'law' : 'error', color ? new vscode.ThemeColor(color) : undefined);
-      item.description = `${n.status.state === 'ready' ? 'ready' : 'unreachable'} · ${n.judge.model} · ${n.judge.url}${n.judge.host ? ` on ${n.judge.host}` : ''}`;
-      item.tooltip = `${n.judge.url}\n${n.status.detail ?? ''}`;
-      item.contextValue = 'medrl.judge';
-      return item;
-    }
-    const s = n.svc;
-    const item = new vscode.TreeItem(s.name);
-    item.id = `svc:${n.host.name}:${s.record.dir}`;
-    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-    const where = `${n.host.name}:${s.port}${n.localPort !== undefined && (n.host.kind !== 'local' || n.localPort !== s.port) ? ` → 127.0.0.1:${n.localPort}` : ''}`;
-    item.description = [n.status.state, s.servedModelName, s.engine, where, n.status.standIn ? 'stand-in' : ''].filter(Boolean).join(' · ');
-    const md = new vscode.MarkdownString(`**${s.name}** (${s.engine}) on \`${n.host.name}\`: ${n.status.state}\n\n- model: \`${s.model}\`\n- served as: \`${s.servedModelName}\`\n- port: ${s.port}\n- run folder: \`${s.record.dir}\`\n`);
-    if (n.status.detail) md.appendMarkdown(`- ${n.status.detail}\n`);
-    if (n.status.logTail && n.status.state === 'failed') md.appendCodeblock(n.status.logTail.split('\n').slice(-15).join('\n'), 'log');
-    item.tooltip = md;
-    item.contextValue = `medrl.service.${n.status.state}`;
-    return item;
   }
 
   dispose(): void {
     clearTimeout(this.poll);
     for (const f of this.forwards.values()) void f.then((x) => x.close(), () => undefined);
-    this.sub.dispose();
+    for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }
+}
+
+function hostErrorItem(host: ResolvedHost, error: string): vscode.TreeItem {
+  const item = new vscode.TreeItem(host.name);
+  item.iconPath = new vscode.ThemeIcon('warning');
+  item.description = error;
+  return item;
+}
+
+function judgeItem(n: Extract<ServicesNode, { kind: 'judge' }>): vscode.TreeItem {
+  const [, color] = ICONS[n.status.state];
+  const item = new vscode.TreeItem(`${n.name} (judge)`);
+  item.id = `judge:${n.name}`;
+  item.iconPath = new vscode.ThemeIcon(n.status.state === 'ready' ? 'law' : 'error', color ? new vscode.ThemeColor(color) : undefined);
+  item.description = `${n.status.state === 'ready' ? 'ready' : 'unreachable'} · ${n.judge.model} · ${n.judge.url}${n.judge.host ? ` on ${n.judge.host}` : ''}`;
+  item.tooltip = `${n.judge.url}\n${n.status.detail ?? ''}`;
+  item.contextValue = 'medrl.judge';
+  return item;
+}
+
+function serviceItem(n: Extract<ServicesNode, { kind: 'service' }>): vscode.TreeItem {
+  const s = n.svc;
+  const [icon, color] = ICONS[n.status.state];
+  const item = new vscode.TreeItem(s.name);
+  item.id = `svc:${n.host.name}:${s.record.dir}`;
+  item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+  const where = `${n.host.name}:${s.port}${n.localPort !== undefined && (n.host.kind !== 'local' || n.localPort !== s.port) ? ` → 127.0.0.1:${n.localPort}` : ''}`;
+  item.description = [n.status.state, s.servedModelName, s.engine, where, n.status.standIn ? 'stand-in' : ''].filter(Boolean).join(' · ');
+  const md = new vscode.MarkdownString(`**${s.name}** (${s.engine}) on \`${n.host.name}\`: ${n.status.state}\n\n- model: \`${s.model}\`\n- served as: \`${s.servedModelName}\`\n- port: ${s.port}\n- run folder: \`${s.record.dir}\`\n`);
+  if (n.status.detail) md.appendMarkdown(`- ${n.status.detail}\n`);
+  if (n.status.logTail && n.status.state === 'failed') md.appendCodeblock(n.status.logTail.split('\n').slice(-15).join('\n'), 'log');
+  item.tooltip = md;
+  item.contextValue = `medrl.service.${n.status.state}`;
+  return item;
 }
