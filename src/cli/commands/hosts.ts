@@ -6,7 +6,7 @@ import { resolveHosts, type ResolvedHost } from '../../core/config/workspace-con
 import { formatBytes } from '../../core/format/bytes';
 import { formatProblem } from '../../core/errors/located-error';
 import { checkEnvironment } from '../../core/remote/env-check';
-import { queryHostStatus } from '../../core/remote/host-status';
+import { queryHostStatus } from '../../core/runs/host-status';
 import type { Host } from '../../core/remote/host';
 import { shellJoin } from '../../core/remote/shell-quote';
 import { openWorkspace } from '../host-pool';

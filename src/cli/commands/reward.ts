@@ -10,14 +10,14 @@ import { formatProblem, type Problem } from '../../core/errors/located-error';
 import type { HostPool } from '../../core/remote/host-pool';
 import { LocalHost } from '../../core/remote/local-host';
 import { JUDGE_ENV, judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
-import { parseScoreSpec } from '../../core/judge/score-parser';
+import { parseScoreSpec } from '../../core/scoring/score-parser';
 import { batchDeadline } from '../../core/judge/judge-scorer';
 import { terminalText } from '../../core/format/terminal-text';
 import { loadSamples, readSamples, type SampleRow } from '../../core/reward/sample-source';
 import { FunctionScorer, JudgeSamplesScorer, parseFunctionSpec, type Scorer } from '../../core/reward/scorers';
 import { checkCases, loadCases } from '../../core/reward/cases';
 import { compareWithTraining, loadRollouts } from '../../core/reward/backtest';
-import type { RewardSample, ScoreResult } from '../../core/reward/types';
+import type { RewardSample, ScoreResult } from '../../core/scoring/sample';
 
 /** The judge cache of the CLI: $XDG_CACHE_HOME/medrl/judge. */
 function judgeCacheDir(): string {

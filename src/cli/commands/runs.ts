@@ -6,7 +6,7 @@ import { resolveHosts, type ResolvedHost, type WorkspaceConfig } from '../../cor
 import { formatProblem } from '../../core/errors/located-error';
 import { requireRunSpec } from '../../core/runs/load-run-spec';
 import { planRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
-import { environmentSecrets, resolveRunEnv } from '../../core/runs/run-environment';
+import { environmentSecrets, resolveRunEnv } from '../../core/submit/run-environment';
 import { listAllRuns, findRun } from '../../core/runs/run-catalog';
 import { listRuns } from '../../core/runs/list-runs';
 import { cancelRun } from '../../core/runs/cancel-run';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseScoreSpec } from '../judge/score-parser';
+import { parseScoreSpec } from '../scoring/score-parser';
 
 /** The name of the built-in host that runs jobs as local processes: the product works with no GPU machine. */
 export const LOCAL_HOST = 'local';

@@ -4,7 +4,7 @@ import { errorMessage } from '../../core/errors/located-error';
 import { formatBytes } from '../../core/format/bytes';
 import type { EnvReport } from '../../core/remote/env-check';
 import type { HostPool } from '../../core/remote/host-pool';
-import { queryHostStatus, type HostStatus } from '../../core/remote/host-status';
+import { queryHostStatus, type HostStatus } from '../../core/runs/host-status';
 import { SshHost, type SshHostState } from '../../core/remote/ssh-host';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { configProblemItem } from '../config/config-problem-item';

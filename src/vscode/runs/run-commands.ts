@@ -6,7 +6,7 @@ import { fieldPosition } from '../../core/config/yaml-document';
 import { errorMessage, LocatedError, type Problem } from '../../core/errors/located-error';
 import { parseRunSpec } from '../../core/runs/load-run-spec';
 import { prepareRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
-import { resolveRunEnv, type SecretSource } from '../../core/runs/run-environment';
+import { resolveRunEnv, type SecretSource } from '../../core/submit/run-environment';
 import { cancelRun } from '../../core/runs/cancel-run';
 import { followLog } from '../../core/runs/follow-log';
 import { listRuns, type RunInfo } from '../../core/runs/list-runs';

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import type { ServiceKeys } from '../services/service-keys';
 import { judgeApiKey } from '../reward/judge-keys';
-import type { SecretSource, TokenName } from '../../core/runs/run-environment';
+import type { SecretSource, TokenName } from '../../core/submit/run-environment';
 
 /** The tokens a run can get, with the commands that set and clear them (package.json contributes them, category MedRL). */
 const TOKEN_COMMANDS: { token: TokenName; label: string; set: string; clear: string }[] = [

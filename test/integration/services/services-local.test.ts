@@ -8,7 +8,7 @@ import { listServices, restartService, serviceStatus, startService, stopService,
 import { serviceLaunchesOfSpec, serviceScript } from '../../../src/core/services/service-command';
 import { execFileSync } from 'node:child_process';
 import { HostPool } from '../../../src/core/remote/host-pool';
-import { environmentSecrets, resolveRunEnv } from '../../../src/core/runs/run-environment';
+import { environmentSecrets, resolveRunEnv } from '../../../src/core/submit/run-environment';
 import { runSpecSchema } from '../../../src/core/runs/run-spec';
 import type { ResolvedHost } from '../../../src/core/config/workspace-config';
 
