@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
 import { UsageError, printError, printJson, printLines } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
-import { LOCAL_HOST, resolveHosts, type WorkspaceConfig } from '../../core/config/workspace-config';
+import { findHost, LOCAL_HOST, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { formatProblem, type Problem } from '../../core/errors/located-error';
 import type { HostPool } from '../../core/remote/host-pool';
 import { LocalHost } from '../../core/remote/local-host';
@@ -74,7 +74,7 @@ async function functionScorer(ctx: CommandContext, s: Session): Promise<Function
   const host = await s.pool.get(hostName);
   const scorer = new FunctionScorer({
     host,
-    hostEntry: s.config ? resolveHosts(s.config).find((h) => h.name === hostName) : undefined,
+    hostEntry: findHost(s.config, hostName),
     localPath: resolve(ctx.cwd, spec.path),
     name: spec.name,
     env: s.judge ? judgeEnv(s.judge, host) : undefined,

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { resolveHosts, workspaceConfigSchema, type ResolvedHost } from '../../core/config/workspace-config';
+import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
 import type { Checkpoint } from '../../core/checkpoints/checkpoint';
 import type { DiscoveredRun } from '../../core/checkpoints/discover-checkpoints';
@@ -16,11 +16,6 @@ export type CheckpointNode =
   | { kind: 'host'; host: ResolvedHost; runs: DiscoveredRun[]; error?: string }
   | { kind: 'run'; host: ResolvedHost; run: DiscoveredRun }
   | { kind: 'checkpoint'; host: ResolvedHost; ck: Checkpoint };
-
-/** The workspace's hosts (only `local` without medrl.yaml). */
-export function workspaceHosts(state: WorkspaceConfigState): ResolvedHost[] {
-  return resolveHosts(state.config ?? workspaceConfigSchema.parse({}));
-}
 
 /** The medrl.checkpoints view: host → run → checkpoints (one discovery round trip per host), latest marked. */
 export class CheckpointsTree implements vscode.TreeDataProvider<CheckpointNode | vscode.TreeItem>, vscode.Disposable {
@@ -47,7 +42,7 @@ export class CheckpointsTree implements vscode.TreeDataProvider<CheckpointNode |
         item.command = { command: 'workbench.trust.manage', title: 'Manage Workspace Trust' };
         return [item];
       }
-      const hosts = await Promise.all(workspaceHosts(this.state).map(async (host): Promise<CheckpointNode> => {
+      const hosts = await Promise.all(workspaceHosts(this.state.config).map(async (host): Promise<CheckpointNode> => {
         try {
           const d = await listCheckpoints(await this.pool.get(host.name), { runsDir: host.runsDir });
           for (const r of d.runs) if (r.problem) this.ctx.log.warn(r.problem);

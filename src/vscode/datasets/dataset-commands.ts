@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
 import type { HostPool } from '../../core/remote/host-pool';
-import { LOCAL_HOST, resolveHosts } from '../../core/config/workspace-config';
+import { LOCAL_HOST, workspaceHosts } from '../../core/config/workspace-config';
 import { uploadFiles } from '../../core/datasets/upload-dataset';
 import { formatBytes } from '../../core/format/bytes';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
@@ -57,7 +57,7 @@ export function registerDatasetCommands(ctx: Ctx, state: WorkspaceConfigState, p
   ctx.command('medrl.uploadDataset', async (arg?: unknown) => {
     const ref = requireRef(arg);
     if (!vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
-    const hosts = state.config ? resolveHosts(state.config).map((h) => h.name).filter((h) => h !== ref.host && h !== LOCAL_HOST) : [];
+    const hosts = workspaceHosts(state.config).map((h) => h.name).filter((h) => h !== ref.host && h !== LOCAL_HOST);
     if (hosts.length === 0) throw new Error('no SSH host in medrl.yaml to upload to: add one under hosts');
     const target = await vscode.window.showQuickPick(hosts, { title: `Upload ${posix.basename(ref.path)} to host` });
     if (!target) return;

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import { errorMessage } from '../../core/errors/located-error';
 import { formatBytes } from '../../core/format/bytes';
 import type { EnvReport } from '../../core/remote/env-check';
@@ -56,7 +56,7 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
   }
 
   hosts(): ResolvedHost[] {
-    return this.state.config ? resolveHosts(this.state.config) : [];
+    return this.state.config ? workspaceHosts(this.state.config) : [];
   }
 
   /** Follows an SSH host's connection state, so the tree shows connecting / connected / unreachable as it happens. */

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { LOCAL_HOST, resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { LOCAL_HOST, workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
 import { agreement } from '../../core/reward/agreement';
 import { loadRollouts, type RunRef } from '../../core/reward/backtest';
@@ -148,7 +148,7 @@ export class RewardPlayground implements vscode.Disposable {
 
   /** The hosts reward functions can run on: the workspace's pool (just `local` without a medrl.yaml). */
   private hosts(): ResolvedHost[] {
-    return this.state.config ? resolveHosts(this.state.config) : [{ name: LOCAL_HOST, kind: 'local', runsDir: '', setup: [], env: {}, scheduler: 'ssh' }];
+    return workspaceHosts(this.state.config);
   }
 
   /** Sample files of the workspace in a quick pick (JSONL, JSON, parquet), or any file through "Browse…". */

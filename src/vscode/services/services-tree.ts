@@ -7,7 +7,7 @@ import { forwardService, listServices, probeServer, serviceStatus, type Service,
 import { errorMessage } from '../../core/errors/located-error';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { configProblemItem } from '../config/config-problem-item';
-import { workspaceHosts } from '../checkpoints/checkpoints-tree';
+import { workspaceHosts } from '../../core/config/workspace-config';
 import type { Ctx } from '../ctx';
 import type { ServiceKeys } from './service-keys';
 
@@ -79,7 +79,7 @@ export class ServicesTree implements vscode.TreeDataProvider<ServiceNode | vscod
     if (problem) return [problem];
     if (!vscode.workspace.isTrusted) return [];
     const nodes: ServiceNode[] = [];
-    await Promise.all(workspaceHosts(this.state).map(async (h) => {
+    await Promise.all(workspaceHosts(this.state.config).map(async (h) => {
       try {
         const host = await this.pool.get(h.name);
         for (const svc of await listServices(host, h.runsDir)) {

@@ -110,7 +110,7 @@ describe('service launch scripts and run environment', () => {
     const host = new LocalHost();
     const runs = mkdtempSync(join(tmpdir(), 'svc-env-'));
     const local: ResolvedHost = { name: 'local', kind: 'local', runsDir: runs, setup: [], env: {}, scheduler: 'ssh' };
-    const pool = new HostPool((n) => (n === 'local' ? local : undefined));
+    const pool = new HostPool(() => [local]);
     const spec = runSpecSchema.parse({ name: 'r', framework: 'verl', algorithm: 'grpo', model: 'm', data: { train: 'd' }, reward: { path: 'r.py' }, host: 'local', services: {
       simulator: { model: 'Henrychur/DiagGym', servedModelName: 'EHRGenerator', tensorParallel: 8 },
       judge: { model: 'x', judge: 'qwen72' },
