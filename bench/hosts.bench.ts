@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSshd } from '../test/integration/fixtures/sshd';
 import { writeRunFolder } from '../test/fixtures/run-folders';
-import { hostStatusScript, queryHostStatus, parseHostStatus } from '../src/core/remote/host-status';
+import { hostStatusScript, queryHostStatus, parseHostStatus } from '../src/core/runs/host-status';
 import { shellQuote } from '../src/core/remote/shell-quote';
 
 const N = 100;

@@ -12,11 +12,11 @@ import { createInterface } from 'node:readline';
 import { JudgeCache } from '../src/core/judge/judge-cache';
 import { JudgeClient } from '../src/core/judge/judge-client';
 import { judgeSamples } from '../src/core/judge/judge-scorer';
-import { parseScoreSpec } from '../src/core/judge/score-parser';
+import { parseScoreSpec } from '../src/core/scoring/score-parser';
 import { LocalHost } from '../src/core/remote/local-host';
 import { RewardRunner } from '../src/core/reward/reward-runner';
 import { localHarnessPath } from '../src/core/reward/staging';
-import type { RewardSample } from '../src/core/reward/types';
+import type { RewardSample } from '../src/core/scoring/sample';
 import { startStandinServer } from '../test/integration/fixtures/openai-standin';
 
 const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '..');

@@ -10,7 +10,7 @@ import { download } from '../../core/checkpoints/download';
 import type { Checkpoint } from '../../core/checkpoints/checkpoint';
 import { formatBytes } from '../../core/format/bytes';
 import { formatAge } from '../../core/format/age';
-import { pickHost, workspaceHosts } from './workspace-hosts';
+import { pickHost, openWorkspaceHosts } from './workspace-hosts';
 
 const hostOptions = { host: { type: 'string' as const }, config: { type: 'string' as const, short: 'c' } };
 
@@ -42,7 +42,7 @@ export const checkpointsCommand: Command = {
   options: hostOptions,
   async run(ctx) {
     if (ctx.positionals.length > 1) throw new UsageError('one RUN or PATH at most');
-    const { config, pool, hosts } = await workspaceHosts(ctx);
+    const { config, pool, hosts } = await openWorkspaceHosts(ctx);
     const ref = ctx.positionals[0];
     const targets = ctx.values.host || ref ? [pickHost(hosts, config, ctx.values.host as string | undefined)] : hosts;
     try {
@@ -86,7 +86,7 @@ export const mergeCommand: Command = {
   options: { ...hostOptions, step: { type: 'string' }, target: { type: 'string' }, 'base-model': { type: 'string' } },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new UsageError('give one CHECKPOINT');
-    const { config, pool, hosts } = await workspaceHosts(ctx);
+    const { config, pool, hosts } = await openWorkspaceHosts(ctx);
     const h = pickHost(hosts, config, ctx.values.host as string | undefined);
     try {
       const host = await pool.get(h.name);
@@ -112,7 +112,7 @@ export const downloadCommand: Command = {
   options: { ...hostOptions, step: { type: 'string' } },
   async run(ctx) {
     if (ctx.positionals.length !== 2) throw new UsageError('give CHECKPOINT and DEST');
-    const { config, pool, hosts } = await workspaceHosts(ctx);
+    const { config, pool, hosts } = await openWorkspaceHosts(ctx);
     const h = pickHost(hosts, config, ctx.values.host as string | undefined);
     const ac = new AbortController();
     const onSigint = () => ac.abort();

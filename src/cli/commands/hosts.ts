@@ -2,14 +2,15 @@ import { resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
 import { printJson, printLines, UsageError } from '../command';
 import { requireWorkspaceConfig } from '../../core/config/load-workspace-config';
-import { resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import { formatBytes } from '../../core/format/bytes';
 import { formatProblem } from '../../core/errors/located-error';
 import { checkEnvironment } from '../../core/remote/env-check';
-import { queryHostStatus } from '../../core/remote/host-status';
+import { queryHostStatus } from '../../core/runs/host-status';
 import type { Host } from '../../core/remote/host';
 import { shellJoin } from '../../core/remote/shell-quote';
 import { openWorkspace } from '../host-pool';
+import { pickHost } from './workspace-hosts';
 
 export const hostsListCommand: Command = {
   path: ['hosts', 'list'],
@@ -18,7 +19,7 @@ export const hostsListCommand: Command = {
   options: { config: { type: 'string', short: 'c' } },
   async run(ctx) {
     const { config } = await requireWorkspaceConfig(resolve(ctx.cwd, (ctx.values.config as string | undefined) ?? '.'));
-    const hosts = resolveHosts(config);
+    const hosts = workspaceHosts(config);
     if (ctx.json) printJson(ctx, hosts);
     else printLines(ctx, hosts.map((h) => `${h.name.padEnd(16)} ${h.kind === 'local' ? 'local processes' : `ssh ${h.sshAlias}`}  scheduler=${h.scheduler}  runs=${h.runsDir}`));
     return 0;
@@ -30,8 +31,7 @@ async function withHost<T>(ctx: CommandContext, fn: (host: Host, entry: Resolved
   const name = ctx.positionals[0];
   if (!name) throw new UsageError('which host? give its name from medrl.yaml');
   const { config, pool } = await openWorkspace(ctx.cwd, ctx.values.config as string | undefined);
-  const entry = resolveHosts(config).find((h) => h.name === name);
-  if (!entry) throw new UsageError(`unknown host "${name}": one of ${resolveHosts(config).map((h) => h.name).join(', ')}`);
+  const entry = pickHost(workspaceHosts(config), config, name);
   try {
     return await fn(await pool.get(name), entry);
   } finally {

@@ -5,19 +5,19 @@ import { join, resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
 import { UsageError, printError, printJson, printLines } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
-import { LOCAL_HOST, resolveHosts, type WorkspaceConfig } from '../../core/config/workspace-config';
+import { findHost, LOCAL_HOST, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { formatProblem, type Problem } from '../../core/errors/located-error';
 import type { HostPool } from '../../core/remote/host-pool';
 import { LocalHost } from '../../core/remote/local-host';
 import { JUDGE_ENV, judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
-import { parseScoreSpec } from '../../core/judge/score-parser';
+import { parseScoreSpec } from '../../core/scoring/score-parser';
 import { batchDeadline } from '../../core/judge/judge-scorer';
 import { terminalText } from '../../core/format/terminal-text';
 import { loadSamples, readSamples, type SampleRow } from '../../core/reward/sample-source';
 import { FunctionScorer, JudgeSamplesScorer, parseFunctionSpec, type Scorer } from '../../core/reward/scorers';
 import { checkCases, loadCases } from '../../core/reward/cases';
 import { compareWithTraining, loadRollouts } from '../../core/reward/backtest';
-import type { RewardSample, ScoreResult } from '../../core/reward/types';
+import type { RewardSample, ScoreResult } from '../../core/scoring/sample';
 
 /** The judge cache of the CLI: $XDG_CACHE_HOME/medrl/judge. */
 function judgeCacheDir(): string {
@@ -74,7 +74,7 @@ async function functionScorer(ctx: CommandContext, s: Session): Promise<Function
   const host = await s.pool.get(hostName);
   const scorer = new FunctionScorer({
     host,
-    hostEntry: s.config ? resolveHosts(s.config).find((h) => h.name === hostName) : undefined,
+    hostEntry: findHost(s.config, hostName),
     localPath: resolve(ctx.cwd, spec.path),
     name: spec.name,
     env: s.judge ? judgeEnv(s.judge, host) : undefined,

@@ -2,26 +2,20 @@ import { dirname, resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
 import { printError, printJson, printLines, UsageError } from '../command';
 import { openWorkspace } from '../host-pool';
-import { resolveHosts, type ResolvedHost, type WorkspaceConfig } from '../../core/config/workspace-config';
+import { findHost, workspaceHosts, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { formatProblem } from '../../core/errors/located-error';
 import { requireRunSpec } from '../../core/runs/load-run-spec';
-import { planRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
-import { environmentSecrets, resolveRunEnv } from '../../core/runs/run-environment';
+import { planRun, submitRun } from '../../core/runs/submit-run';
+import { environmentSecrets } from '../../core/submit/run-environment';
+import { submitRequest } from '../../core/submit/submit-request';
 import { listAllRuns, findRun } from '../../core/runs/run-catalog';
-import { listRuns } from '../../core/runs/list-runs';
 import { cancelRun } from '../../core/runs/cancel-run';
-import { followLog } from '../../core/runs/follow-log';
+import { followLog, followRun } from '../../core/runs/follow-log';
 import { isActive, RUN_FILES } from '../../core/runs/run-record';
 import { elapsedMs, formatDuration, stateLabel, stepLabel } from '../../core/runs/run-summary';
 import type { HostPool } from '../../core/remote/host-pool';
 
 const configOption = { config: { type: 'string', short: 'c' } } as const;
-
-function hostEntry(config: WorkspaceConfig, name: string): ResolvedHost {
-  const h = resolveHosts(config).find((x) => x.name === name);
-  if (!h) throw new Error(`unknown host "${name}": add it under hosts in medrl.yaml`);
-  return h;
-}
 
 async function withWorkspace<T>(ctx: CommandContext, fn: (ws: { file: string; config: WorkspaceConfig; pool: HostPool }) => Promise<T>): Promise<T> {
   const ws = await openWorkspace(ctx.cwd, ctx.values.config as string | undefined);
@@ -43,11 +37,9 @@ export const submitCommand: Command = {
     if (!specArg) throw new UsageError('which spec? e.g. medrl submit configs/local-demo.yaml');
     const { file: specFile, text, spec } = await requireRunSpec(resolve(ctx.cwd, specArg));
     return withWorkspace(ctx, async ({ file, config, pool }) => {
-      const hostName = (ctx.values.host as string | undefined) ?? spec.host ?? config.defaults.host;
-      const hostConfig = hostEntry(config, hostName);
       // Secrets come from this shell's environment (MEDRL_JUDGE_API_KEY, HF_TOKEN, WANDB_API_KEY, ...), never argv or a file.
-      const runEnv = await resolveRunEnv({ spec, specFile, config, hosts: resolveHosts(config), pool, run: { host: hostName, scheduler: spec.scheduler ?? hostConfig.scheduler }, secrets: environmentSecrets() });
-      const req: SubmitRequest = { spec, specText: text, specFile, workspaceRoot: dirname(file), host: await pool.get(hostName), hostConfig, runEnv };
+      const req = await submitRequest({ spec, specText: text, specFile, config, workspaceRoot: dirname(file), pool, host: ctx.values.host as string | undefined, secrets: environmentSecrets() });
+      const hostName = req.hostConfig.name;
       if (ctx.values['dry-run']) {
         const { run, problems } = await planRun(req);
         if (ctx.json) printJson(ctx, { id: run.id, dir: run.dir, host: hostName, scheduler: run.scheduler.name, launchScript: run.files[RUN_FILES.launch], files: Object.keys(run.files), problems });
@@ -74,7 +66,7 @@ export const runsCommand: Command = {
   async run(ctx) {
     return withWorkspace(ctx, async ({ config, pool }) => {
       const only = ctx.values.host as string | undefined;
-      const hosts = only ? [hostEntry(config, only)] : resolveHosts(config);
+      const hosts = only ? [findHost(config, only)] : workspaceHosts(config);
       const all = await listAllRuns(pool, hosts);
       if (ctx.json) printJson(ctx, all.map((h) => ({ host: h.host.name, error: h.error, problems: h.problems, runs: h.runs.map(({ logTail: _t, ...r }) => r) })));
       else {
@@ -102,7 +94,7 @@ export const cancelCommand: Command = {
     const id = ctx.positionals[0];
     if (!id) throw new UsageError('which run? see medrl runs');
     return withWorkspace(ctx, async ({ config, pool }) => {
-      const run = await findRun(pool, resolveHosts(config), id);
+      const run = await findRun(pool, workspaceHosts(config), id);
       if (!isActive(run.state)) throw new Error(`${run.record.id} is ${stateLabel(run)}: nothing to cancel`);
       await cancelRun(await pool.get(run.host), run.record);
       if (ctx.json) printJson(ctx, { id: run.record.id, host: run.host, cancelled: true });
@@ -122,16 +114,10 @@ export const logsCommand: Command = {
     const id = ctx.positionals[0];
     if (!id) throw new UsageError('which run? see medrl runs');
     return withWorkspace(ctx, async ({ config, pool }) => {
-      const run = await findRun(pool, resolveHosts(config), id);
+      const run = await findRun(pool, workspaceHosts(config), id);
       const host = await pool.get(run.host);
-      const runsDir = hostEntry(config, run.host).runsDir;
-      const until = ctx.values.follow
-        ? async () => {
-            const now = (await listRuns(host, runsDir)).runs.find((r) => r.record.id === run.record.id);
-            return !now || !isActive(now.state);
-          }
-        : undefined;
-      for await (const line of followLog(host, run.record.dir, { until })) ctx.stdout.write(ctx.json ? `${JSON.stringify(line)}\n` : `${line}\n`);
+      const lines = ctx.values.follow ? followRun(host, findHost(config, run.host).runsDir, run.record) : followLog(host, run.record.dir);
+      for await (const line of lines) ctx.stdout.write(ctx.json ? `${JSON.stringify(line)}\n` : `${line}\n`);
       return 0;
     });
   },

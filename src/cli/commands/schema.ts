@@ -1,6 +1,6 @@
 import type { Command } from '../command';
 import { printJson } from '../command';
-import { jsonSchemas } from '../../core/config/schemas';
+import { jsonSchemas } from '../../core/runs/json-schemas';
 
 export const schemaCommand: Command = {
   path: ['schema'],

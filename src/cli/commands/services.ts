@@ -9,7 +9,7 @@ import { runSpecSchema } from '../../core/runs/run-spec';
 import { packageRoot } from '../../core/package-root';
 import type { HostPool } from '../../core/remote/host-pool';
 import type { ResolvedHost } from '../../core/config/workspace-config';
-import { pickHost, workspaceHosts } from './workspace-hosts';
+import { pickHost, openWorkspaceHosts } from './workspace-hosts';
 
 const ENGINES: ServiceEngine[] = ['vllm', 'sglang', 'trl-vllm-serve'];
 
@@ -62,7 +62,7 @@ export const serveCommand: Command = {
     if (!ENGINES.includes(engine as ServiceEngine)) throw new UsageError(`--engine is one of ${ENGINES.join(', ')}`);
     const apiKey = apiKeyOption(ctx);
     const standins = ctx.values.standins ? join(packageRoot(__dirname), 'standins') : undefined;
-    const { config, pool, hosts } = await workspaceHosts(ctx);
+    const { config, pool, hosts } = await openWorkspaceHosts(ctx);
     try {
       const results = [];
       if (specFile) {
@@ -105,7 +105,7 @@ export const serveCommand: Command = {
 };
 
 async function servicesOn(ctx: CommandContext): Promise<{ pool: HostPool; found: { h: ResolvedHost; svc: Service }[] }> {
-  const { config, pool, hosts } = await workspaceHosts(ctx);
+  const { config, pool, hosts } = await openWorkspaceHosts(ctx);
   const targets = ctx.values.host ? [pickHost(hosts, config, ctx.values.host as string)] : hosts;
   const found: { h: ResolvedHost; svc: Service }[] = [];
   for (const h of targets) for (const svc of await listServices(await pool.get(h.name), h.runsDir)) found.push({ h, svc });

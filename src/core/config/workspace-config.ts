@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseScoreSpec } from '../judge/score-parser';
+import { parseScoreSpec } from '../scoring/score-parser';
 
 /** The name of the built-in host that runs jobs as local processes: the product works with no GPU machine. */
 export const LOCAL_HOST = 'local';
@@ -118,10 +118,11 @@ export interface ResolvedHost {
 
 export const DEFAULT_RUNS_DIR = '~/.medrl/runs';
 
-/** Every host of the workspace, `local` first, with defaults filled in. */
-export function resolveHosts(cfg: WorkspaceConfig): ResolvedHost[] {
-  const entries = Object.entries(cfg.hosts);
-  if (!cfg.hosts[LOCAL_HOST]) entries.unshift([LOCAL_HOST, {}]);
+/** Every host of the workspace, `local` first, with defaults filled in; without medrl.yaml only the built-in `local`. */
+export function workspaceHosts(cfg?: WorkspaceConfig): ResolvedHost[] {
+  const hosts: WorkspaceConfig['hosts'] = cfg?.hosts ?? {};
+  const entries = Object.entries(hosts);
+  if (!hosts[LOCAL_HOST]) entries.unshift([LOCAL_HOST, {}]);
   return entries
     .sort(([a], [b]) => (a === LOCAL_HOST ? -1 : b === LOCAL_HOST ? 1 : 0))
     .map(([name, h]) => ({
@@ -134,4 +135,15 @@ export function resolveHosts(cfg: WorkspaceConfig): ResolvedHost[] {
       env: h.env ?? {},
       scheduler: h.scheduler ?? 'ssh',
     }));
+}
+
+/**
+ * The host of this name, from the workspace's hosts; an error naming the known ones when there is none, starting with
+ * `field` (the spec field that named it) when given.
+ */
+export function findHost(hosts: WorkspaceConfig | ResolvedHost[] | undefined, name: string, field?: string): ResolvedHost {
+  const all = Array.isArray(hosts) ? hosts : workspaceHosts(hosts);
+  const h = all.find((x) => x.name === name);
+  if (!h) throw new Error(`${field ? `${field}: ` : ''}unknown host "${name}": add it under hosts in medrl.yaml (the hosts are ${all.map((x) => x.name).join(', ')})`);
+  return h;
 }

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { ChatMessage } from '../reward/types';
+import type { ChatMessage } from '../scoring/sample';
 import { ConcurrencyLimit } from './concurrency';
 import type { JudgeCache, JudgeCacheKey } from './judge-cache';
 

@@ -1,6 +1,6 @@
-import type { RewardSample, ScoreResult } from '../reward/types';
+import type { RewardSample, ScoreResult } from '../scoring/sample';
 import type { JudgeClient, JudgeCallOptions } from './judge-client';
-import { parseScore, type ScoreParser } from './score-parser';
+import { parseScore, type ScoreParser } from '../scoring/score-parser';
 import { renderTemplate, sampleVariables } from './template';
 
 /** The prompt a judge gets when medrl.yaml gives none: reference and response, answer as JSON with a 0/1 score. */

@@ -4,7 +4,7 @@ import type { PortForward } from '../remote/host';
 import { JudgeCache } from './judge-cache';
 import { JudgeClient } from './judge-client';
 import { DEFAULT_JUDGE_PARSER, DEFAULT_JUDGE_PROMPT, type JudgeScorer } from './judge-scorer';
-import { parseScoreSpec } from './score-parser';
+import { parseScoreSpec } from '../scoring/score-parser';
 
 /** The environment variables a reward function reads to reach the judge (python/reward_worker.py sets them). */
 export const JUDGE_ENV = { url: 'MEDRL_JUDGE_URL', model: 'MEDRL_JUDGE_MODEL', apiKey: 'MEDRL_JUDGE_API_KEY' } as const;

@@ -1,4 +1,4 @@
-import type { RewardSample } from '../reward/types';
+import type { RewardSample } from '../scoring/sample';
 
 /** The variables a judge prompt template can use for a sample: its fields, `extra_info.*`, and its other columns. */
 export function sampleVariables(sample: RewardSample): Record<string, unknown> {

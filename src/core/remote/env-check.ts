@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ResolvedHost } from '../config/workspace-config';
 import type { Host } from './host';
-import { hostPrelude } from './host-status';
+import { hostPrelude } from './host-prelude';
 import { shellQuote } from './shell-quote';
 
 /** Python distributions the trainers need, by the name users know them (pip names). */

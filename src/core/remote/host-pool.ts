@@ -1,4 +1,4 @@
-import { LOCAL_HOST, type ResolvedHost } from '../config/workspace-config';
+import { findHost, LOCAL_HOST, type ResolvedHost } from '../config/workspace-config';
 import type { Host } from './host';
 import { LocalHost } from './local-host';
 import type { SshContext } from './ssh-connect';
@@ -20,7 +20,8 @@ export class HostPool {
   private readonly hosts = new Map<string, Promise<Host>>();
 
   constructor(
-    private readonly resolve: (name: string) => ResolvedHost | undefined,
+    /** The hosts as they are now (medrl.yaml may change while the pool lives). */
+    private readonly entries: () => ResolvedHost[],
     private readonly sshFactory?: SshHostFactory,
   ) {}
 
@@ -36,8 +37,7 @@ export class HostPool {
   }
 
   private async create(name: string): Promise<Host> {
-    const entry = this.resolve(name);
-    if (!entry) throw new Error(`unknown host "${name}": add it under hosts in medrl.yaml`);
+    const entry = findHost(this.entries(), name);
     if (entry.kind === 'local' || name === LOCAL_HOST) return new LocalHost(name);
     if (!this.sshFactory) throw new Error(`host "${name}": SSH hosts are not available in this context`);
     return this.sshFactory(entry);

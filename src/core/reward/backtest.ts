@@ -3,7 +3,7 @@ import type { Episode } from '../episodes/episode';
 import type { Problem } from '../errors/located-error';
 import type { Host } from '../remote/host';
 import { agreement, type Agreement } from './agreement';
-import type { RewardSample, ScoreResult } from './types';
+import type { RewardSample, ScoreResult } from '../scoring/sample';
 
 /** A run as the run folder contract gives it. */
 export interface RunRef {

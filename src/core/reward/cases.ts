@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Problem } from '../errors/located-error';
 import type { Host } from '../remote/host';
 import { loadSamples } from './sample-source';
-import type { RewardSample, ScoreResult } from './types';
+import type { RewardSample, ScoreResult } from '../scoring/sample';
 
 /** Regression cases of a reward function live next to it: `reward_fn.py` -> `reward_fn.cases.jsonl`. */
 export function casesPathFor(fnPath: string): string {

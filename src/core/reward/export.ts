@@ -1,4 +1,4 @@
-import type { RewardSample, ScoreResult } from './types';
+import type { RewardSample, ScoreResult } from '../scoring/sample';
 
 export interface ExportSide {
   label: string;

@@ -1,5 +1,6 @@
 import { RewardWorker, type WorkerOptions } from './reward-worker';
-import type { FunctionInfo, RewardSample, ScoreResult } from './types';
+import type { RewardSample, ScoreResult } from '../scoring/sample';
+import type { FunctionInfo } from './types';
 import { errorMessage } from '../errors/located-error';
 
 export interface RunnerOptions extends WorkerOptions {

@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import type { Host, SpawnedProcess } from '../remote/host';
 import { shellJoin, shellPath } from '../remote/shell-quote';
 import { decodeMarshal, encodeMarshal } from './py-marshal';
-import type { FunctionInfo, RewardSample, ScoreResult } from './types';
+import type { RewardSample, ScoreResult } from '../scoring/sample';
+import type { FunctionInfo } from './types';
 
 export interface WorkerOptions {
   host: Host;

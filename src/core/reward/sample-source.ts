@@ -2,7 +2,7 @@ import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { errorMessage, type Problem } from '../errors/located-error';
 import { readLines } from '../io/line-reader';
 import type { Host } from '../remote/host';
-import type { ChatMessage, RewardSample } from './types';
+import type { ChatMessage, RewardSample } from '../scoring/sample';
 
 /** Samples read from a file, with a problem (file, line, field) for every row that could not become one. */
 export interface LoadedSamples {

@@ -4,7 +4,8 @@ import type { JudgeCallOptions } from '../judge/judge-client';
 import { judgeSamples, type JudgeScorer } from '../judge/judge-scorer';
 import { RewardRunner } from './reward-runner';
 import { functionOn, harnessOn } from './staging';
-import type { FunctionInfo, RewardSample, ScoreResult } from './types';
+import type { RewardSample, ScoreResult } from '../scoring/sample';
+import type { FunctionInfo } from './types';
 
 export interface RunOptions extends JudgeCallOptions {
   onResult?: (r: ScoreResult) => void;

@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import { readLines } from '../io/line-reader';
 import { HostFileNotFoundError, type Host } from '../remote/host';
-import { RUN_FILES } from './run-record';
+import { isActive, RUN_FILES, type RunRecord } from './run-record';
+import { listRuns } from './list-runs';
 
 export interface FollowOptions {
   /** Byte offset to start from (0: the whole log). */
@@ -35,4 +36,16 @@ export async function* followLog(host: Host, dir: string, opts: FollowOptions = 
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
     if (opts.signal?.aborted) return;
   }
+}
+
+/**
+ * A run's output.log, followed while the run is queued or running (as the Runs view judges it) and ended once it is
+ * not: what `medrl logs --follow` and the extension's Follow Logs both show.
+ */
+export function followRun(host: Host, runsDir: string, run: Pick<RunRecord, 'id' | 'dir'>, opts: Omit<FollowOptions, 'until'> = {}): AsyncGenerator<string> {
+  const until = async () => {
+    const now = (await listRuns(host, runsDir)).runs.find((r) => r.record.id === run.id);
+    return !now || !isActive(now.state);
+  };
+  return followLog(host, run.dir, { ...opts, until });
 }

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { chmodSync, existsSync, readdirSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import type { Host } from '../../core/remote/host';
-import type { ResolvedHost } from '../../core/config/workspace-config';
+import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import type { Checkpoint } from '../../core/checkpoints/checkpoint';
 import { listCheckpoints } from '../../core/checkpoints/list-checkpoints';
 import { startMerge, waitForMerge } from '../../core/checkpoints/merge-checkpoint';
@@ -13,7 +13,7 @@ import { cancelRun } from '../../core/runs/cancel-run';
 import { formatBytes } from '../../core/format/bytes';
 import type { Ctx } from '../ctx';
 import type { CommandTable, Deps } from '../deps';
-import { workspaceHosts, type CheckpointsNode } from './checkpoints-tree';
+import type { CheckpointsNode } from './checkpoints-tree';
 import { requireTrust } from '../workspace-trust';
 
 type CkArg = Extract<CheckpointsNode, { kind: 'checkpoint' }>;
@@ -36,7 +36,7 @@ function nameOf(ck: Checkpoint): string {
 async function checkpointArg({ state, pool }: Deps, node: CkArg | undefined, fit: (c: Checkpoint) => boolean, what: string): Promise<CkArg | undefined> {
   if (node?.kind === 'checkpoint') return node;
   const all: CkArg[] = [];
-  for (const host of workspaceHosts(state)) {
+  for (const host of workspaceHosts(state.config)) {
     const d = await listCheckpoints(await pool.get(host.name), { runsDir: host.runsDir });
     for (const r of d.runs) for (const ck of r.checkpoints) if (fit(ck)) all.push({ kind: 'checkpoint', host, ck });
   }

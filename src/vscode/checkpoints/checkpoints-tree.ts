@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { resolveHosts, workspaceConfigSchema, type ResolvedHost } from '../../core/config/workspace-config';
+import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
 import type { Checkpoint } from '../../core/checkpoints/checkpoint';
 import type { DiscoveredRun } from '../../core/checkpoints/discover-checkpoints';
@@ -19,11 +19,6 @@ export type CheckpointsNode =
   | MessageNode;
 type HostNode = Extract<CheckpointsNode, { kind: 'host' }>;
 
-/** The workspace's hosts (only `local` without medrl.yaml). */
-export function workspaceHosts(state: WorkspaceConfigState): ResolvedHost[] {
-  return resolveHosts(state.config ?? workspaceConfigSchema.parse({}));
-}
-
 /** The medrl.checkpoints view: host → run → checkpoints (one discovery round trip per host), latest marked. */
 export class CheckpointsTree implements vscode.TreeDataProvider<CheckpointsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -42,7 +37,7 @@ export class CheckpointsTree implements vscode.TreeDataProvider<CheckpointsNode>
     if (!element) {
       const gate = treeGate(this.state, { label: 'Trust this workspace to list checkpoints on its hosts' });
       if (gate) return gate;
-      const hosts = await Promise.all(workspaceHosts(this.state).map((host) => this.hostNode(host)));
+      const hosts = await Promise.all(workspaceHosts(this.state.config).map((host) => this.hostNode(host)));
       // Nothing anywhere: the view's welcome text explains where checkpoints come from.
       return hosts.filter((h) => h.runs.length || h.error);
     }

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { resolveHosts } from '../../core/config/workspace-config';
+import { workspaceHosts } from '../../core/config/workspace-config';
 import type { CommandTable, Deps } from '../deps';
 
 export const CONFIG_COMMANDS: CommandTable = {
@@ -28,7 +28,7 @@ export function validateConfigCommand({ ctx, state }: Deps) {
     }
     if (state.config) {
       const c = state.config;
-      const msg = `medrl.yaml is valid: ${resolveHosts(c).length} host(s), ${Object.keys(c.judges).length} judge(s), ${c.datasets.length} dataset root(s).`;
+      const msg = `medrl.yaml is valid: ${workspaceHosts(c).length} host(s), ${Object.keys(c.judges).length} judge(s), ${c.datasets.length} dataset root(s).`;
       ctx.log.info(msg);
       void vscode.window.showInformationMessage(`MedRL: ${msg}`);
     } else {

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
-import { LOCAL_HOST, resolveHosts } from '../../core/config/workspace-config';
+import { LOCAL_HOST, workspaceHosts } from '../../core/config/workspace-config';
 import { uploadFiles } from '../../core/datasets/upload-dataset';
 import { formatBytes } from '../../core/format/bytes';
 import type { CommandTable, Deps } from '../deps';
@@ -65,7 +65,7 @@ export function uploadDatasetCommand({ ctx, state, pool }: Deps) {
   return async (arg?: unknown): Promise<void> => {
     const ref = requireRef(arg);
     if (!vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
-    const hosts = state.config ? resolveHosts(state.config).map((h) => h.name).filter((h) => h !== ref.host && h !== LOCAL_HOST) : [];
+    const hosts = workspaceHosts(state.config).map((h) => h.name).filter((h) => h !== ref.host && h !== LOCAL_HOST);
     if (hosts.length === 0) throw new Error('no SSH host in medrl.yaml to upload to: add one under hosts');
     const target = await vscode.window.showQuickPick(hosts, { title: `Upload ${posix.basename(ref.path)} to host` });
     if (!target) return;

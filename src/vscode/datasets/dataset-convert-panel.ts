@@ -6,7 +6,7 @@ import { openDataset } from '../../core/datasets/open-dataset';
 import { readRows, type DatasetReader } from '../../core/datasets/dataset-reader';
 import { convertDataset, type ConvertOptions } from '../../core/datasets/convert-dataset';
 import { writeConverted } from '../../core/datasets/write-dataset';
-import { resolveHosts, LOCAL_HOST } from '../../core/config/workspace-config';
+import { workspaceHosts, LOCAL_HOST } from '../../core/config/workspace-config';
 import { errorMessage } from '../../core/errors/located-error';
 import { ConvertFromWebview, ConvertToWebview, type ConvertForm } from '../../protocol/dataset-convert';
 import { openWebviewPanel } from '../webview/webview-panel';
@@ -63,7 +63,7 @@ export async function openConvertPanel(deps: Deps, ref: DatasetRef): Promise<voi
               source: ref.host === LOCAL_HOST ? ref.path : `${ref.host}:${ref.path}`,
               columns: first?.key !== undefined ? ['_key', ...columns] : columns,
               sample: first?.value ?? null,
-              hosts: deps.state.config ? resolveHosts(deps.state.config).map((h) => h.name).filter((h) => h !== LOCAL_HOST) : [],
+              hosts: workspaceHosts(deps.state.config).map((h) => h.name).filter((h) => h !== LOCAL_HOST),
               defaults: { out: `${stem}-verl`, dataSourceName: stem.replace(/[-_]?first\d+$/, '') },
             });
             return;

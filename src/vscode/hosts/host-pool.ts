@@ -5,7 +5,7 @@ import { defaultSshPaths } from '../../core/remote/ssh-config';
 import { createSshContext } from '../../core/remote/ssh-connect';
 import type { Ctx } from '../ctx';
 import { secretStore, VscodePrompter } from './auth-prompter';
-import { LOCAL_HOST, resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { LOCAL_HOST, workspaceHosts } from '../../core/config/workspace-config';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { requireTrust, untrustedError } from '../workspace-trust';
 import { WorkspaceConfinedHost } from './workspace-confined-host';
@@ -24,11 +24,7 @@ class WorkspacePool extends HostPool {
 
 /** The window's host pool: hosts are looked up in the current medrl.yaml; `local` exists even without one. */
 export function createHostPool(state: WorkspaceConfigState, ctx: Ctx): HostPool {
-  const builtinLocal: ResolvedHost = { name: LOCAL_HOST, kind: 'local', runsDir: '~/.medrl/runs', setup: [], env: {}, scheduler: 'ssh' };
   // One SSH context for the window: a passphrase or 2FA answer is asked once per session, not per host or refresh.
   const ssh = createSshContext(defaultSshPaths(), new VscodePrompter(true), secretStore(ctx.extension.secrets));
-  return new WorkspacePool((name) => {
-    const hosts = state.config ? resolveHosts(state.config) : [builtinLocal];
-    return hosts.find((h) => h.name === name);
-  }, sshHostFactory(ssh));
+  return new WorkspacePool(() => workspaceHosts(state.config), sshHostFactory(ssh));
 }

@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
-import { resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import { errorMessage } from '../../core/errors/located-error';
 import { formatBytes } from '../../core/format/bytes';
 import type { EnvReport } from '../../core/remote/env-check';
 import type { HostPool } from '../../core/remote/host-pool';
-import { queryHostStatus, type HostStatus } from '../../core/remote/host-status';
+import { queryHostStatus, type HostStatus } from '../../core/runs/host-status';
 import { SshHost, type SshHostState } from '../../core/remote/ssh-host';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { treeGate, untrustedNode, type MessageNode } from '../tree-gate';
@@ -56,7 +56,7 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
   }
 
   hosts(): ResolvedHost[] {
-    return this.state.config ? resolveHosts(this.state.config) : [];
+    return this.state.config ? workspaceHosts(this.state.config) : [];
   }
 
   /** Follows an SSH host's connection state, so the tree shows connecting / connected / unreachable as it happens. */

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { LOCAL_HOST, resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { LOCAL_HOST, workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
 import { agreement } from '../../core/reward/agreement';
 import { loadRollouts, type RunRef } from '../../core/reward/backtest';
@@ -8,9 +8,9 @@ import { detectRewardFunctions } from '../../core/reward/detect-functions';
 import { resultsCsv, resultsJsonl } from '../../core/reward/export';
 import { loadSamples } from '../../core/reward/sample-source';
 import { FunctionScorer, JudgeSamplesScorer, type Scorer } from '../../core/reward/scorers';
-import type { RewardSample, ScoreResult } from '../../core/reward/types';
+import type { RewardSample, ScoreResult } from '../../core/scoring/sample';
 import { judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
-import { describeParser } from '../../core/judge/score-parser';
+import { describeParser } from '../../core/scoring/score-parser';
 import { formatProblem } from '../../core/errors/located-error';
 import { fromPlayground, toPlayground, type FromPlayground, type ScorerRef, type ToPlayground } from '../../protocol/playground';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
@@ -148,7 +148,7 @@ export class RewardPlayground implements vscode.Disposable {
 
   /** The hosts reward functions can run on: the workspace's pool (just `local` without a medrl.yaml). */
   private hosts(): ResolvedHost[] {
-    return this.state.config ? resolveHosts(this.state.config) : [{ name: LOCAL_HOST, kind: 'local', runsDir: '', setup: [], env: {}, scheduler: 'ssh' }];
+    return workspaceHosts(this.state.config);
   }
 
   /** Sample files of the workspace in a quick pick (JSONL, JSON, parquet), or any file through "Browse…". */

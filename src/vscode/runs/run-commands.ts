@@ -1,15 +1,16 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
-import { resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { findHost, workspaceHosts, type WorkspaceConfig } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
 import { fieldPosition } from '../../core/config/yaml-document';
 import { errorMessage, LocatedError, type Problem } from '../../core/errors/located-error';
 import { parseRunSpec } from '../../core/runs/load-run-spec';
 import { prepareRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
-import { resolveRunEnv, type SecretSource } from '../../core/runs/run-environment';
+import type { SecretSource } from '../../core/submit/run-environment';
+import { submitRequest } from '../../core/submit/submit-request';
 import { cancelRun } from '../../core/runs/cancel-run';
-import { followLog } from '../../core/runs/follow-log';
-import { listRuns, type RunInfo } from '../../core/runs/list-runs';
+import { followRun } from '../../core/runs/follow-log';
+import type { RunInfo } from '../../core/runs/list-runs';
 import { isActive, RUN_FILES } from '../../core/runs/run-record';
 import { renderNewSpec, type NewRunAnswers } from '../../core/runs/new-spec';
 import type { RunSpec } from '../../core/runs/run-spec';
@@ -44,11 +45,9 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
     },
   });
 
-  const hostEntry = (name: string): ResolvedHost => {
+  const requireConfig = (): WorkspaceConfig => {
     if (!state.config) throw new Error('medrl.yaml is missing or has problems: see the Problems panel');
-    const h = resolveHosts(state.config).find((x) => x.name === name);
-    if (!h) throw new Error(`unknown host "${name}": add it under hosts in medrl.yaml`);
-    return h;
+    return state.config;
   };
 
   /** Parses a spec document; schema problems go to the Problems panel at their lines. */
@@ -62,12 +61,8 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
   const requestFor = async (uri: vscode.Uri, spec: RunSpec, text: string): Promise<SubmitRequest> => {
     const root = state.root;
     if (!root) throw new Error('open the workspace folder that holds medrl.yaml first');
-    const hostName = spec.host ?? state.config?.defaults.host ?? 'local';
-    const hostConfig = hostEntry(hostName);
-    const config = state.config!; // hostEntry() refused a missing medrl.yaml
-    // The same run environment as `medrl submit` (services' URLs, judge, tokens); the secrets from SecretStorage.
-    const runEnv = await resolveRunEnv({ spec, specFile: uri.fsPath, config, hosts: resolveHosts(config), pool, run: { host: hostName, scheduler: spec.scheduler ?? hostConfig.scheduler }, secrets });
-    return { spec, specText: text, specFile: uri.fsPath, workspaceRoot: root.fsPath, host: await pool.get(hostName), hostConfig, runEnv };
+    // The same host and run environment as `medrl submit` (services' URLs, judge, tokens); the secrets from SecretStorage.
+    return submitRequest({ spec, specText: text, specFile: uri.fsPath, config: requireConfig(), workspaceRoot: root.fsPath, pool, secrets });
   };
 
   const submitText = async (uri: vscode.Uri, spec: RunSpec, text: string, specDoc?: vscode.TextDocument): Promise<void> => {
@@ -204,14 +199,10 @@ export function registerRunCommands(ctx: Ctx, state: WorkspaceConfigState, pool:
     followers.set(key, { channel, abort });
     channel.show(true);
     const host = await pool.get(run.host);
-    const runsDir = hostEntry(run.host).runsDir;
-    const until = async () => {
-      const now = (await listRuns(host, runsDir)).runs.find((r) => r.record.id === run.record.id);
-      return !now || !isActive(now.state);
-    };
+    const runsDir = findHost(requireConfig(), run.host).runsDir;
     void (async () => {
       try {
-        for await (const line of followLog(host, run.record.dir, { until, signal: abort.signal, pollMs: 1000 })) channel.appendLine(line);
+        for await (const line of followRun(host, runsDir, run.record, { signal: abort.signal, pollMs: 1000 })) channel.appendLine(line);
         channel.appendLine(`[MedRL] ${run.record.id} ended: the log is complete.`);
       } catch (err) {
         if (!abort.signal.aborted) {
@@ -249,7 +240,7 @@ function withLine(p: Problem, text: string): Problem {
 }
 
 function hostsOf(state: WorkspaceConfigState): string[] {
-  return state.config ? resolveHosts(state.config).map((h) => h.name) : ['local'];
+  return workspaceHosts(state.config).map((h) => h.name);
 }
 
 async function exists(uri: vscode.Uri): Promise<boolean> {

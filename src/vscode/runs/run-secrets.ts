@@ -3,7 +3,7 @@ import type { Ctx } from '../ctx';
 import type { CommandTable, Deps } from '../deps';
 import type { ServiceKeys } from '../services/service-keys';
 import { judgeApiKey } from '../reward/judge-keys';
-import type { SecretSource, TokenName } from '../../core/runs/run-environment';
+import type { SecretSource, TokenName } from '../../core/submit/run-environment';
 
 /** The tokens a run can get, with the commands that set and clear them (package.json contributes them, category MedRL). */
 const TOKENS: { token: TokenName; label: string; set: string; clear: string }[] = [

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { resolveHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
 import type { HostPool } from '../../core/remote/host-pool';
 import { listAllRuns, type HostRuns } from '../../core/runs/run-catalog';
 import type { RunInfo } from '../../core/runs/list-runs';
@@ -72,7 +72,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
   }
 
   hostConfigs(): ResolvedHost[] {
-    return this.state.config ? resolveHosts(this.state.config) : [];
+    return this.state.config ? workspaceHosts(this.state.config) : [];
   }
 
   /** Lists every host again (one round trip each); concurrent calls share one refresh. */

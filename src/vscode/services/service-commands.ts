@@ -9,7 +9,7 @@ import { serviceLaunchesOfSpec, type ServiceEngine, type ServiceLaunch } from '.
 import { checkpointServiceName, servableModel, serviceNameOf } from '../../core/services/serve-target';
 import type { Ctx } from '../ctx';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import { workspaceHosts } from '../checkpoints/checkpoints-tree';
+import { findHost, LOCAL_HOST, workspaceHosts } from '../../core/config/workspace-config';
 import { standinsFor } from '../checkpoints/checkpoint-commands';
 import { requireTrust } from '../workspace-trust';
 import { ServiceKeys } from './service-keys';
@@ -63,7 +63,7 @@ export function registerServiceCommands(ctx: Ctx, state: WorkspaceConfigState, p
 
   ctx.command('medrl.services.serveModel', async () => {
     requireTrust();
-    const hosts = workspaceHosts(state);
+    const hosts = workspaceHosts(state.config);
     const h = hosts.length === 1 ? hosts[0] : (await vscode.window.showQuickPick(hosts.map((x) => ({ label: x.name, h: x })), { placeHolder: 'Host to serve on' }))?.h;
     if (!h) return;
     const model = await vscode.window.showInputBox({ title: `Serve a model on ${h.name}`, prompt: 'Hub id or model folder on the host', placeHolder: 'Qwen/Qwen2.5-7B-Instruct' });
@@ -78,16 +78,12 @@ export function registerServiceCommands(ctx: Ctx, state: WorkspaceConfigState, p
     requireTrust();
     const doc = await runSpecDocument(uri);
     const spec = loadYamlWithSchema(doc.getText(), runSpecSchema, vscode.workspace.asRelativePath(doc.uri));
-    const hosts = workspaceHosts(state);
-    const runHostName = spec.host ?? state.config?.defaults.host ?? 'local';
-    const runHost = hosts.find((x) => x.name === runHostName);
-    if (!runHost) throw new Error(`host: unknown host "${runHostName}": add it under hosts in medrl.yaml`);
+    const hosts = workspaceHosts(state.config);
+    const runHost = findHost(hosts, spec.host ?? state.config?.defaults.host ?? LOCAL_HOST, 'host');
     const launches = serviceLaunchesOfSpec(spec, { host: runHost.name, scheduler: spec.scheduler ?? runHost.scheduler });
     if (!launches.length) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has no services to start (services: entries without judge:)`);
     for (const l of launches) {
-      const h = hosts.find((x) => x.name === l.host);
-      if (!h) throw new Error(`services.${l.launch.name}.host: unknown host "${l.host}": add it under hosts in medrl.yaml`);
-      await serve(h, l.launch);
+      await serve(findHost(hosts, l.host, `services.${l.launch.name}.host`), l.launch);
     }
   });
 

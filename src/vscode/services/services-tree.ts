@@ -6,7 +6,7 @@ import type { PortForward } from '../../core/remote/host';
 import { forwardService, listServices, probeServer, serviceStatus, type Service, type ServiceStatus } from '../../core/services/services';
 import { errorMessage } from '../../core/errors/located-error';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import { workspaceHosts } from '../checkpoints/checkpoints-tree';
+import { workspaceHosts } from '../../core/config/workspace-config';
 import type { Ctx } from '../ctx';
 import type { ServiceKeys } from './service-keys';
 import { treeGate, type MessageNode } from '../tree-gate';
@@ -79,7 +79,7 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesNode>, vsco
     const gate = treeGate(this.state, 'welcome');
     if (gate) return gate;
     const nodes: ServicesNode[] = [];
-    await Promise.all(workspaceHosts(this.state).map(async (h) => {
+    await Promise.all(workspaceHosts(this.state.config).map(async (h) => {
       try {
         const host = await this.pool.get(h.name);
         for (const svc of await listServices(host, h.runsDir)) {

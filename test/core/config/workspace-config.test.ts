@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseWorkspaceConfig } from '../../../src/core/config/load-workspace-config';
-import { resolveHosts } from '../../../src/core/config/workspace-config';
+import { findHost, workspaceHosts } from '../../../src/core/config/workspace-config';
 import { STARTER_CONFIG } from '../../../src/core/config/starter-config';
 import { formatProblem } from '../../../src/core/errors/located-error';
 
@@ -10,7 +10,7 @@ describe('medrl.yaml', () => {
     const r = parseWorkspaceConfig(STARTER_CONFIG, 'medrl.yaml');
     assert.deepEqual(r.problems, []);
     assert.ok(r.config);
-    const hosts = resolveHosts(r.config);
+    const hosts = workspaceHosts(r.config);
     assert.deepEqual(hosts.map((h) => [h.name, h.kind]), [['local', 'local']]);
     assert.equal(hosts[0]!.runsDir, '~/.medrl/runs');
   });
@@ -18,19 +18,28 @@ describe('medrl.yaml', () => {
   it('an empty file means defaults: local host only', () => {
     const r = parseWorkspaceConfig('', 'medrl.yaml');
     assert.ok(r.config);
-    assert.deepEqual(resolveHosts(r.config).map((h) => h.name), ['local']);
+    assert.deepEqual(workspaceHosts(r.config).map((h) => h.name), ['local']);
     assert.equal(r.config.defaults.host, 'local');
   });
 
   it('resolves SSH hosts with their alias and scheduler, local first', () => {
     const r = parseWorkspaceConfig('hosts:\n  h100: {ssh: gpu-h100, scheduler: slurm}\n  box: {}\n', 'medrl.yaml');
     assert.ok(r.config, JSON.stringify(r.problems));
-    const hosts = resolveHosts(r.config);
+    const hosts = workspaceHosts(r.config);
     assert.deepEqual(hosts.map((h) => [h.name, h.kind, h.sshAlias, h.scheduler]), [
       ['local', 'local', undefined, 'ssh'],
       ['h100', 'ssh', 'gpu-h100', 'slurm'],
       ['box', 'ssh', 'box', 'ssh'],
     ]);
+  });
+
+  it('without medrl.yaml the only host is the built-in local one; an unknown host names the known ones', () => {
+    assert.deepEqual(workspaceHosts(), [{ name: 'local', kind: 'local', sshAlias: undefined, runsDir: '~/.medrl/runs', workdir: undefined, setup: [], env: {}, scheduler: 'ssh' }]);
+    const r = parseWorkspaceConfig('hosts:\n  gpu1: {}\n', 'medrl.yaml');
+    assert.ok(r.config, JSON.stringify(r.problems));
+    assert.equal(findHost(r.config, 'gpu1').sshAlias, 'gpu1');
+    assert.throws(() => findHost(r.config, 'x'), { message: 'unknown host "x": add it under hosts in medrl.yaml (the hosts are local, gpu1)' });
+    assert.throws(() => findHost(workspaceHosts(), 'x', 'services.judge.host'), /^Error: services\.judge\.host: unknown host "x"/);
   });
 
   it('reports invalid YAML with its line and column, and no config', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAppsQuery, parseGpuQuery } from '../../../src/core/remote/nvidia-smi';
-import { hostStatusScript, parseHostStatus } from '../../../src/core/remote/host-status';
+import { hostStatusScript, parseHostStatus } from '../../../src/core/runs/host-status';
 import { envWarnings } from '../../../src/core/remote/env-check';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { DEAD_PID, writeRunFolder } from '../../fixtures/run-folders';

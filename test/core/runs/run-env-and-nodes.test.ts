@@ -9,7 +9,7 @@ import { runSpecSchema } from '../../../src/core/runs/run-spec';
 import { renderLaunchScript } from '../../../src/core/runs/launch-script';
 import { renderSbatchScript, slurmScheduler, NODE_ENV_SCRIPT, NODE_SCRIPT } from '../../../src/core/runs/slurm-scheduler';
 import { rayScheduler, RAY_RUNTIME_ENV } from '../../../src/core/runs/ray-scheduler';
-import { environmentSecrets, resolveRunEnv, type RunEnvRequest } from '../../../src/core/runs/run-environment';
+import { environmentSecrets, resolveRunEnv, type RunEnvRequest } from '../../../src/core/submit/run-environment';
 import { serviceLaunchesOfSpec, serviceScript } from '../../../src/core/services/service-command';
 import type { HostPool } from '../../../src/core/remote/host-pool';
 

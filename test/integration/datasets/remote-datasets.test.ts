@@ -63,7 +63,7 @@ describe('datasets on a real SSH host (sshd on loopback, SFTP range reads)', () 
 
   it('uploads local dataset files to a new folder on the host, byte for byte', async () => {
     const pool = new HostPool(
-      (name) => (name === 'gpu' ? { name, kind: 'ssh', sshAlias: fx.alias, runsDir: '~/medrl-runs', setup: [], env: {}, scheduler: 'ssh' } : undefined),
+      () => [{ name: 'gpu', kind: 'ssh', sshAlias: fx.alias, runsDir: '~/medrl-runs', setup: [], env: {}, scheduler: 'ssh' }],
       async () => host,
     );
     const local = new LocalHost('local');

@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JudgeClient } from '../../../src/core/judge/judge-client';
 import { judgeSamples } from '../../../src/core/judge/judge-scorer';
-import { parseScoreSpec } from '../../../src/core/judge/score-parser';
-import type { RewardSample } from '../../../src/core/reward/types';
+import { parseScoreSpec } from '../../../src/core/scoring/score-parser';
+import type { RewardSample } from '../../../src/core/scoring/sample';
 import { ScriptedPrompter, startSshd, type SshdFixture } from '../fixtures/sshd';
 import { BATCH_KILL_GRACE_MS } from '../../../src/core/remote/batch-shell';
 

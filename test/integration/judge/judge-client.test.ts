@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { JudgeClient } from '../../../src/core/judge/judge-client';
 import { JudgeCache } from '../../../src/core/judge/judge-cache';
 import { judgeSamples, DEFAULT_JUDGE_PROMPT } from '../../../src/core/judge/judge-scorer';
-import { parseScoreSpec } from '../../../src/core/judge/score-parser';
-import type { RewardSample } from '../../../src/core/reward/types';
+import { parseScoreSpec } from '../../../src/core/scoring/score-parser';
+import type { RewardSample } from '../../../src/core/scoring/sample';
 import { startStandinServer, type StandinServer } from '../fixtures/openai-standin';
 
 const fast = { attempts: 4, baseDelayMs: 50, maxDelayMs: 200 };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { RewardRunner } from '../../../src/core/reward/reward-runner';
 import { localHarnessPath } from '../../../src/core/reward/staging';
-import type { RewardSample } from '../../../src/core/reward/types';
+import type { RewardSample } from '../../../src/core/scoring/sample';
 
 const dir = mkdtempSync(join(tmpdir(), 'medrl-reward-'));
 const host = new LocalHost();

@@ -8,7 +8,7 @@ import { listServices, restartService, serviceStatus, startService, stopService,
 import { serviceLaunchesOfSpec, serviceScript } from '../../../src/core/services/service-command';
 import { execFileSync } from 'node:child_process';
 import { HostPool } from '../../../src/core/remote/host-pool';
-import { environmentSecrets, resolveRunEnv } from '../../../src/core/runs/run-environment';
+import { environmentSecrets, resolveRunEnv } from '../../../src/core/submit/run-environment';
 import { runSpecSchema } from '../../../src/core/runs/run-spec';
 import type { ResolvedHost } from '../../../src/core/config/workspace-config';
 
@@ -110,7 +110,7 @@ describe('service launch scripts and run environment', () => {
     const host = new LocalHost();
     const runs = mkdtempSync(join(tmpdir(), 'svc-env-'));
     const local: ResolvedHost = { name: 'local', kind: 'local', runsDir: runs, setup: [], env: {}, scheduler: 'ssh' };
-    const pool = new HostPool((n) => (n === 'local' ? local : undefined));
+    const pool = new HostPool(() => [local]);
     const spec = runSpecSchema.parse({ name: 'r', framework: 'verl', algorithm: 'grpo', model: 'm', data: { train: 'd' }, reward: { path: 'r.py' }, host: 'local', services: {
       simulator: { model: 'Henrychur/DiagGym', servedModelName: 'EHRGenerator', tensorParallel: 8 },
       judge: { model: 'x', judge: 'qwen72' },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { workspaceConfigSchema } from './workspace-config';
-import { runSpecSchema } from '../runs/run-spec';
+import { workspaceConfigSchema } from '../config/workspace-config';
+import { runSpecSchema } from './run-spec';
 
 /** JSON schemas generated from the zod schemas, by file name; contributed to VS Code for completion and validation. */
 export function jsonSchemas(): Record<string, unknown> {

@@ -1,10 +1,11 @@
 import type { ResolvedHost } from '../config/workspace-config';
 import type { Problem } from '../errors/located-error';
-import type { Host } from './host';
-import { APPS_QUERY, GPU_QUERY, parseAppsQuery, parseGpuQuery, type Gpu, type GpuProcess } from './nvidia-smi';
-import { shellPath, shellQuote } from './shell-quote';
-import { listRunsScript, parseRunListing } from '../runs/list-runs';
-import { isActive } from '../runs/run-record';
+import type { Host } from '../remote/host';
+import { APPS_QUERY, GPU_QUERY, parseAppsQuery, parseGpuQuery, type Gpu, type GpuProcess } from '../remote/nvidia-smi';
+import { shellPath, shellQuote } from '../remote/shell-quote';
+import { hostPrelude } from '../remote/host-prelude';
+import { listRunsScript, parseRunListing } from './list-runs';
+import { isActive } from './run-record';
 
 /** What the hosts view shows under a host, from one command on it. */
 export interface HostStatus {
@@ -20,12 +21,6 @@ export interface HostStatus {
 }
 
 const MARK = '\x1emedrl:';
-
-/** The host's setup lines and env, as the start of a script (what a job on it would see, e.g. conda or PATH). */
-export function hostPrelude(host: Pick<ResolvedHost, 'setup' | 'env'>): string {
-  const env = Object.entries(host.env).map(([k, v]) => `export ${k}=${shellQuote(v)}`);
-  return [...env, ...host.setup].join('\n');
-}
 
 /**
  * One script that prints every section of a host's status: GPUs and their processes (nvidia-smi), free disk where the

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseScore, parseScoreSpec, describeParser } from '../../../src/core/judge/score-parser';
+import { parseScore, parseScoreSpec, describeParser } from '../../../src/core/scoring/score-parser';
 import { renderTemplate, sampleVariables } from '../../../src/core/judge/template';
 
 describe('judge score parsing', () => {

@@ -4,9 +4,9 @@ import type { HostPool } from '../remote/host-pool';
 import type { Host } from '../remote/host';
 import { listServices, serviceStatus, type Service } from '../services/services';
 import { LOOPBACK, trainerSharesMachine } from '../services/service-command';
-import type { RunEnv } from './launch-script';
-import type { RunSpec } from './run-spec';
-import { RAY_NO_SECRETS } from './ray-scheduler';
+import type { RunEnv } from '../runs/launch-script';
+import type { RunSpec } from '../runs/run-spec';
+import { RAY_NO_SECRETS } from '../runs/ray-scheduler';
 
 /** Tokens a run gets as secrets when the user has one: Hugging Face (gated models, uploads) and W&B (with spec.wandb). */
 export const TOKENS = ['HF_TOKEN', 'WANDB_API_KEY'] as const;
