@@ -13,6 +13,7 @@ import type { SshEndpoint, SshPaths, SshRoute } from './ssh-config';
  */
 let ssh2: typeof Ssh2 | undefined;
 function loadSsh2(): typeof Ssh2 {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as said above
   return (ssh2 ??= require('ssh2') as typeof Ssh2);
 }
 

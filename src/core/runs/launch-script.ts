@@ -45,7 +45,7 @@ export function launchEnv(inp: Pick<LaunchScriptInputs, 'id' | 'name' | 'dir' | 
 
 /** The line that puts a folder first on PYTHONPATH (the uploaded reward's, so its own imports resolve). */
 export function pythonPathLines(folder: string | undefined): string[] {
-  return folder ? [`export PYTHONPATH=${shellQuote(folder)}\${PYTHONPATH:+:\$PYTHONPATH}`] : [];
+  return folder ? [`export PYTHONPATH=${shellQuote(folder)}\${PYTHONPATH:+:$PYTHONPATH}`] : [];
 }
 
 /** `export NAME='value'` lines (names checked, values quoted): launch.sh, and the Slurm Ray node script. */
