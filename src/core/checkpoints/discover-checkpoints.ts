@@ -63,7 +63,7 @@ target() {
 `;
 
 /** The discovery script for one host (exported for tests of its quoting). */
-export function discoveryScript(targets: DiscoverTargets): string {
+function discoveryScript(targets: DiscoverTargets): string {
   const lines = [SCRIPT_HEAD];
   if (targets.runsDir) lines.push(`runs_in ${shellPath(targets.runsDir.replace(/\/+$/, ''))}`);
   for (const p of targets.paths ?? []) lines.push(`target ${shellPath(p.replace(/(.)\/+$/, '$1'))}`);
@@ -87,7 +87,7 @@ interface Acc {
 }
 
 /** Turns the script's output into runs and checkpoints. Lines it does not know are ignored (a stray file name). */
-export function parseDiscovery(hostName: string, out: string): Discovery {
+function parseDiscovery(hostName: string, out: string): Discovery {
   const result: Discovery = { runs: [], loose: [], missing: [] };
   let now = Date.now() / 1000;
   let run: DiscoveredRun | undefined;

@@ -13,7 +13,7 @@ export interface DownloadProgress {
   bytesPerSecond: number;
 }
 
-export interface DownloadOptions {
+interface DownloadOptions {
   /** How often to reconnect and continue after a dropped connection before giving up (default 5). */
   retries?: number;
   /** Hash each file as it arrives and compare it with `sha256sum` on the host (default true; off, nothing is hashed). */
@@ -24,7 +24,7 @@ export interface DownloadOptions {
   onRetry?: (err: unknown, attempt: number) => void;
 }
 
-export interface DownloadResult {
+interface DownloadResult {
   dest: string;
   files: number;
   bytes: number;

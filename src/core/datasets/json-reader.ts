@@ -2,7 +2,7 @@ import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
 
 /** JSON has no row boundaries to seek to, so it is parsed whole: above this size, JSONL or parquet is the way. */
-export const MAX_JSON_BYTES = 256 * 1024 * 1024;
+const MAX_JSON_BYTES = 256 * 1024 * 1024;
 
 /**
  * A JSON dataset: an array of rows, an object of arrays (e.g. `{"train": [...], "test": [...]}`: each row's `key` is its

@@ -7,14 +7,14 @@ import { MalformedRecordError, type Episode, type MalformedRecord } from './epis
 import { EpisodeTable } from './episode-table';
 import { jsonlFormat, messagesRecord, trlRecord, verlRecord, type EpisodeRecord } from './records';
 
-export interface IndexProgress {
+interface IndexProgress {
   bytes: number;
   totalBytes: number;
   episodes: number;
   done: boolean;
 }
 
-export interface IndexOptions {
+interface IndexOptions {
   signal?: AbortSignal;
   /** Called every few thousand episodes and at the end. */
   onProgress?: (p: IndexProgress) => void;
@@ -58,7 +58,7 @@ function toEpisode(rec: EpisodeRecord, step: number, index: number, location: Ep
 }
 
 /** Parses one JSONL line into a record; throws MalformedRecordError with the file and line. */
-export function parseJsonlRecord(text: string, file: string, line: number): EpisodeRecord {
+function parseJsonlRecord(text: string, file: string, line: number): EpisodeRecord {
   let obj: unknown;
   try {
     obj = JSON.parse(text);

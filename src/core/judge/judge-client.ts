@@ -3,7 +3,7 @@ import type { ChatMessage } from '../reward/types';
 import { ConcurrencyLimit } from './concurrency';
 import type { JudgeCache, JudgeCacheKey } from './judge-cache';
 
-export interface JudgeEndpoint {
+interface JudgeEndpoint {
   name: string;
   /** Base URL ending in /v1, reachable from here (a forwarded port for a judge on a remote host). */
   url: string;
@@ -22,7 +22,7 @@ export interface JudgeEndpoint {
 }
 
 /** The defaults of the bounds above (the README states them). */
-export const JUDGE_LIMITS = { timeoutMs: 60_000, maxResponseBytes: 4 * 1024 * 1024, maxRetryAfterMs: 60_000 } as const;
+const JUDGE_LIMITS = { timeoutMs: 60_000, maxResponseBytes: 4 * 1024 * 1024, maxRetryAfterMs: 60_000 } as const;
 
 export interface JudgeCallOptions {
   signal?: AbortSignal;
@@ -33,7 +33,7 @@ export interface JudgeCallOptions {
 }
 
 /** One judge request, after retries: the raw answer (or why there is none). */
-export interface JudgeCall {
+interface JudgeCall {
   raw: string | null;
   error: string | null;
   latencyMs: number;
@@ -41,7 +41,7 @@ export interface JudgeCall {
   cached: boolean;
 }
 
-export interface RetryPolicy {
+interface RetryPolicy {
   /** Attempts in all, the first included. Default 5. */
   attempts: number;
   /** First backoff; it doubles each retry (with jitter), up to `maxDelayMs`. */
@@ -88,7 +88,7 @@ function describe(err: unknown): string {
 }
 
 /** A judge answer over the size limit, refused while it streams in. */
-export class JudgeAnswerTooLargeError extends Error {
+class JudgeAnswerTooLargeError extends Error {
   constructor(limit: number, declared?: number) {
     super(declared === undefined
       ? `the judge's answer passed the ${mib(limit)} limit while streaming; refused, the rest unread`

@@ -24,7 +24,7 @@ export function batchDeadline(ms: number): NonNullable<JudgeCallOptions['deadlin
   return { at: Date.now() + ms, label: `the batch deadline (${+(ms / 1000).toFixed(1)} s)` };
 }
 
-export interface JudgeBatchOptions extends JudgeCallOptions {
+interface JudgeBatchOptions extends JudgeCallOptions {
   onResult?: (r: ScoreResult) => void;
   /** The whole batch ends within this many ms: rows not answered by then get an error naming the deadline. */
   deadlineMs?: number;

@@ -30,7 +30,7 @@ export interface LineProblem {
  * The strings every metrics line contains: `readLines(..., { matching })` skips all other lines without decoding them.
  * `%|` is a tqdm bar: TRL dicts take their step from the training bar drawn after them.
  */
-export const METRIC_LINE_MARKERS = ['step:', '"step"', "{'", '%|'];
+const METRIC_LINE_MARKERS = ['step:', '"step"', "{'", '%|'];
 const TRL_MARKERS = ["{'", '%|'];
 
 const MAX_PROBLEMS = 200;

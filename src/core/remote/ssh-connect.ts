@@ -41,7 +41,7 @@ export function createSshContext(paths: SshPaths, prompter: AuthPrompter, secret
   return { paths, prompter, secrets, session: new Map() };
 }
 
-export type ConnectFailure = 'unreachable' | 'auth' | 'host-key';
+type ConnectFailure = 'unreachable' | 'auth' | 'host-key';
 
 /** Why a connection could not be made, in words a user can act on. */
 export class SshConnectError extends Error {

@@ -18,7 +18,7 @@ export type SshHostState =
   | { state: 'unreachable'; reason: string };
 
 /** The server did not answer a channel request (exec, SFTP, forward) in time. */
-export class SshRequestTimeoutError extends Error {
+class SshRequestTimeoutError extends Error {
   constructor(host: string, stage: string, ms: number) {
     super(`${host}: the SSH server did not answer within ${Math.round(ms / 1000)} s while ${stage}`);
     this.name = 'SshRequestTimeoutError';
@@ -56,7 +56,7 @@ const WRITES_IN_FLIGHT = 16;
 const MAX_SESSIONS = 8;
 const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000];
 /** How long the server may take to answer a channel request (exec, SFTP, a forward) before it is given up. */
-export const SSH_REQUEST_TIMEOUT_MS = 30_000;
+const SSH_REQUEST_TIMEOUT_MS = 30_000;
 
 /** `~/x` → `x`: SFTP resolves relative paths from the home folder. */
 function sftpPath(path: string): string {
@@ -77,7 +77,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * folder, then the command, all in `sh`. The first thing it prints on stderr is its process group, so kill() and timeouts
  * stop everything the command started; the stream hides that line.
  */
-export function remoteCommand(script: string, opts: { cwd?: string; env?: Record<string, string> } = {}): string {
+function remoteCommand(script: string, opts: { cwd?: string; env?: Record<string, string> } = {}): string {
   return `exec sh -c ${shellQuote(`printf '\\036%s\\n' "$$" >&2\n${scriptWithEnv(script, opts)}`)}`;
 }
 

@@ -55,7 +55,7 @@ interface WireLoaded {
  * How a batch ended: every sample answered, or the worker hung or died (it is gone then) after answering `stoppedAt`
  * samples. Outside `careful` mode answers come in chunks, so the culprit is sample `stoppedAt` or a later one.
  */
-export interface BatchOutcome {
+interface BatchOutcome {
   results: ScoreResult[];
   stoppedAt?: number;
   why?: string;

@@ -6,7 +6,7 @@ import { RewardRunner } from './reward-runner';
 import { functionOn, harnessOn } from './staging';
 import type { FunctionInfo, RewardSample, ScoreResult } from './types';
 
-export interface RunOptions extends JudgeCallOptions {
+interface RunOptions extends JudgeCallOptions {
   onResult?: (r: ScoreResult) => void;
 }
 
@@ -25,7 +25,7 @@ export function parseFunctionSpec(spec: string): { path: string; name?: string }
   return { path: spec };
 }
 
-export interface FunctionScorerOptions {
+interface FunctionScorerOptions {
   host: Host;
   /** The host's medrl.yaml entry: its workdir and setup lines are used for the worker. */
   hostEntry?: ResolvedHost;

@@ -3,7 +3,7 @@ import { readLines } from '../io/line-reader';
 import { HostFileNotFoundError, type Host } from '../remote/host';
 import { RUN_FILES } from './run-record';
 
-export interface FollowOptions {
+interface FollowOptions {
   /** Byte offset to start from (0: the whole log). */
   start?: number;
   /** Keep reading as the log grows until this returns true (e.g. the run has ended) or the signal aborts. */

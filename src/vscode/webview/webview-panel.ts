@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import type { Ctx } from '../ctx';
 
-export interface WebviewPanelOptions<ToWebview extends z.ZodType, FromWebview extends z.ZodType> {
+interface WebviewPanelOptions<ToWebview extends z.ZodType, FromWebview extends z.ZodType> {
   viewType: string;
   title: string;
   /** The webview's folder under webview/, built to dist/webview/NAME.js (and NAME.css when it imports CSS). */
@@ -65,7 +65,7 @@ export function openWebviewPanel<ToWebview extends z.ZodType, FromWebview extend
   return { panel, post };
 }
 
-export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, bundle: string, title: string): string {
+function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, bundle: string, title: string): string {
   const nonce = randomBytes(18).toString('base64');
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', `${bundle}.js`));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', `${bundle}.css`));
@@ -91,7 +91,7 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, b
 <link rel="stylesheet" href="${style.toString()}" nonce="${nonce}">
 </head>
 <body>
-<div id="app" data-nonce="${nonce}"></div>
+<div id="app"></div>
 <script type="module" nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;
