@@ -4,6 +4,7 @@ import { execChecked } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
 import { runJsonSchema, stepOfFolder, type Checkpoint, type CheckpointKind, type RunJson, type RunRef } from './checkpoint';
 import { plainZodError } from '../errors/plain-zod';
+import { errorMessage } from '../errors/located-error';
 
 /** Where to look on one host: every run folder under `runsDir`, and any run folder or output folder path. */
 export interface DiscoverTargets {
@@ -124,7 +125,7 @@ function parseDiscovery(hostName: string, out: string): Discovery {
           if (parsed.success) json = parsed.data;
           else problem = `${hostName}:${dir}/run.json: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
         } catch (err) {
-          problem = `${hostName}:${dir}/run.json is not JSON: ${(err as Error).message}`;
+          problem = `${hostName}:${dir}/run.json is not JSON: ${errorMessage(err)}`;
         }
         run = { run: { host: hostName, dir, framework: json?.framework, id: json?.id ?? posix.basename(dir), name: json?.name }, json, problem, checkpoints: [] };
         result.runs.push(run);

@@ -4,6 +4,7 @@ import { mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } f
 import { dirname, join } from 'node:path';
 import { execChecked, HostFileNotFoundError, type Host } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
+import { errorMessage } from '../errors/located-error';
 
 export interface DownloadProgress {
   done: number;
@@ -124,7 +125,7 @@ export async function download(host: Host, remotePath: string, dest: string, o: 
     const prev = JSON.parse(await readFile(statePath, 'utf8')) as State;
     if (prev.remote === remoteId) state = prev;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${statePath}: ${(err as Error).message}`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${statePath}: ${errorMessage(err)}`, { cause: err });
   }
   // A file that changed on the host since the partial was written starts over.
   for (const f of files) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseScoreSpec } from '../judge/score-parser';
+import { errorMessage } from '../errors/located-error';
 
 /** The name of the built-in host that runs jobs as local processes: the product works with no GPU machine. */
 export const LOCAL_HOST = 'local';
@@ -33,7 +34,7 @@ function scoreSpecError(spec: string): string | undefined {
     parseScoreSpec(spec);
     return undefined;
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return errorMessage(err);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
+import { errorMessage } from '../errors/located-error';
 
 /** JSON has no row boundaries to seek to, so it is parsed whole: above this size, JSONL or parquet is the way. */
 const MAX_JSON_BYTES = 256 * 1024 * 1024;
@@ -19,7 +20,7 @@ export async function openJsonDataset(host: Host, path: string, size: number): P
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${host.name}:${path}: malformed JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`${host.name}:${path}: malformed JSON: ${errorMessage(err)}`);
   }
   const records = jsonRecords(doc, jsonLayout(text), `${host.name}:${path}`);
   return {

@@ -6,6 +6,7 @@ import { hostAsyncBuffer } from '../io/host-async-buffer';
 import { MalformedRecordError, type Episode, type MalformedRecord } from './episode';
 import { EpisodeTable } from './episode-table';
 import { jsonlFormat, messagesRecord, trlRecord, verlRecord, type EpisodeRecord } from './records';
+import { errorMessage } from '../errors/located-error';
 
 interface IndexProgress {
   bytes: number;
@@ -63,7 +64,7 @@ function parseJsonlRecord(text: string, file: string, line: number): EpisodeReco
   try {
     obj = JSON.parse(text);
   } catch (err) {
-    throw new MalformedRecordError({ file, line, message: `not JSON: ${(err as Error).message}` });
+    throw new MalformedRecordError({ file, line, message: `not JSON: ${errorMessage(err)}` });
   }
   const format = jsonlFormat(obj);
   if (format !== 'verl' && format !== 'messages') throw new MalformedRecordError({ file, line, message: format });
@@ -213,7 +214,7 @@ export class ParquetEpisodeFile implements EpisodeFile {
     try {
       meta = await parquetMetadataAsync(buf);
     } catch (err) {
-      throw new Error(`${this.host.name}:${this.path}: not a readable parquet file: ${(err as Error).message}`, { cause: err });
+      throw new Error(`${this.host.name}:${this.path}: not a readable parquet file: ${errorMessage(err)}`, { cause: err });
     }
     this.file = { buf, meta, mtimeMs: st.mtimeMs };
     this.table = new EpisodeTable();

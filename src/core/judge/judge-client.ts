@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { ChatMessage } from '../reward/types';
 import { ConcurrencyLimit } from './concurrency';
 import type { JudgeCache, JudgeCacheKey } from './judge-cache';
+import { errorMessage } from '../errors/located-error';
 
 interface JudgeEndpoint {
   name: string;
@@ -84,7 +85,7 @@ function describe(err: unknown): string {
     return `${err.message}${hint}`;
   }
   if (err instanceof SyntaxError) return `malformed JSON from the server (${err.message})`;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 /** A judge answer over the size limit, refused while it streams in. */
@@ -225,7 +226,7 @@ export class JudgeClient {
       try {
         await this.cache.put(key, call.raw);
       } catch (err) {
-        return { ...call, raw: null, error: `the judge answered, but its answer could not be cached: ${err instanceof Error ? err.message : String(err)}` };
+        return { ...call, raw: null, error: `the judge answered, but its answer could not be cached: ${errorMessage(err)}` };
       }
     }
     return call;

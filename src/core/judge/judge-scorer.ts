@@ -2,6 +2,7 @@ import type { RewardSample, ScoreResult } from '../reward/types';
 import type { JudgeClient, JudgeCallOptions } from './judge-client';
 import { parseScore, type ScoreParser } from './score-parser';
 import { renderTemplate, sampleVariables } from './template';
+import { errorMessage } from '../errors/located-error';
 
 /** The prompt a judge gets when medrl.yaml gives none: reference and response, answer as JSON with a 0/1 score. */
 export const DEFAULT_JUDGE_PROMPT = [
@@ -43,7 +44,7 @@ export async function judgeSamples(judge: JudgeScorer, samples: RewardSample[], 
     try {
       prompt = renderTemplate(judge.template, sampleVariables(sample));
     } catch (err) {
-      r = { index, score: null, detail: null, error: err instanceof Error ? err.message : String(err), latencyMs: 0 };
+      r = { index, score: null, detail: null, error: errorMessage(err), latencyMs: 0 };
       out[index] = r;
       opts.onResult?.(r);
       return;

@@ -5,6 +5,7 @@ import { MetricSeries } from './metric-series';
 import { MetricsFollower, type PollResult } from './metrics-follower';
 import type { Problem } from '../errors/located-error';
 import type { Framework } from './metric-log-parser';
+import { errorMessage } from '../errors/located-error';
 
 /** A run folder on a host (the runs feature's contract): where its metrics are. */
 interface RunRef {
@@ -33,7 +34,7 @@ async function runFramework(host: Host, run: RunRef): Promise<Framework | undefi
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${host.name}:${file}: not valid JSON (${(err as Error).message})`);
+    throw new Error(`${host.name}:${file}: not valid JSON (${errorMessage(err)})`);
   }
   const fw = (json as { framework?: unknown }).framework;
   return fw === 'verl' || fw === 'trl' ? fw : undefined;

@@ -8,6 +8,7 @@ import { answerWithin } from './answer-within';
 import { resolveSshRoute } from './ssh-config';
 import { connectRoute, SshConnectError, type SshContext } from './ssh-connect';
 import { shellPath, shellQuote } from './shell-quote';
+import { errorMessage } from '../errors/located-error';
 
 /** What the hosts view shows about a connection. */
 export type SshHostState =
@@ -179,7 +180,7 @@ export class SshHost implements Host {
         if (!(err instanceof SshConnectError) || err.reason !== 'unreachable' || /no SSH answer within/.test(err.message)) break;
       }
     }
-    const msg = lastErr instanceof Error ? lastErr.message : String(lastErr);
+    const msg = errorMessage(lastErr);
     const reason = lastErr instanceof SshConnectError ? lastErr.reason : 'unreachable';
     this.setState(reason === 'unreachable' ? { state: 'unreachable', reason: msg } : { state: 'auth-needed', reason: msg });
     throw lastErr;
@@ -316,7 +317,7 @@ export class SshHost implements Host {
         this.releaseSession();
         if (conn.lost) throw new HostConnectionLostError(this.name, what, conn.lost);
         if (err instanceof SshRequestTimeoutError) throw err;
-        if (attempt >= 20 || !/open failed/.test((err as Error).message)) throw new Error(`${this.name}: cannot start a command: ${(err as Error).message}`);
+        if (attempt >= 20 || !/open failed/.test((err as Error).message)) throw new Error(`${this.name}: cannot start a command: ${errorMessage(err)}`);
         await new Promise((r) => setTimeout(r, 10 * attempt));
       }
     }

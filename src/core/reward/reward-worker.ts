@@ -3,6 +3,7 @@ import type { Host, SpawnedProcess } from '../remote/host';
 import { shellJoin, shellPath } from '../remote/shell-quote';
 import { decodeMarshal, encodeMarshal } from './py-marshal';
 import type { FunctionInfo, RewardSample, ScoreResult } from './types';
+import { errorMessage } from '../errors/located-error';
 
 export interface WorkerOptions {
   host: Host;
@@ -113,7 +114,7 @@ export class RewardWorker {
         if (this.proc === proc) this.exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
       },
       (err: unknown) => {
-        if (this.proc === proc) this.exitInfo = `lost (${err instanceof Error ? err.message : String(err)})`;
+        if (this.proc === proc) this.exitInfo = `lost (${errorMessage(err)})`;
       },
     );
     this.frames = new FrameReader(proc.stdout, (line) => o.log?.(`reward worker ${o.fnPath}: not a protocol line: ${line.slice(0, 200)}`));
@@ -313,7 +314,7 @@ class FrameReader {
     try {
       this.parse(chunk);
     } catch (err) {
-      this.problem = `the reward worker sent a frame that cannot be read (${err instanceof Error ? err.message : String(err)}): the worker was killed and restarted`;
+      this.problem = `the reward worker sent a frame that cannot be read (${errorMessage(err)}): the worker was killed and restarted`;
       this.finish();
     }
   }

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import type { Ctx } from '../ctx';
+import { errorMessage } from '../../core/errors/located-error';
 
 interface WebviewPanelOptions<ToWebview extends z.ZodType, FromWebview extends z.ZodType> {
   viewType: string;
@@ -57,7 +58,7 @@ export function openWebviewPanel<ToWebview extends z.ZodType, FromWebview extend
     try {
       await opts.onMessage(parsed.data, post);
     } catch (err) {
-      ctx.log.error(`${opts.viewType}: ${err instanceof Error ? err.message : String(err)}`);
+      ctx.log.error(`${opts.viewType}: ${errorMessage(err)}`);
       throw err;
     }
   });
