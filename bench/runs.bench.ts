@@ -42,7 +42,7 @@ async function time<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> 
 (async () => {
   const single: number[] = [];
   const perRun: number[] = [];
-  let trips = { single: 0, perRun: 0 };
+  const trips = { single: 0, perRun: 0 };
   for (let i = 0; i < 3; i++) {
     const a = new LocalHost();
     const s = await time(() => listRuns(a, dir));

@@ -1,5 +1,6 @@
 // Bundles the extension host, the `medrl` CLI and one browser bundle per webview with esbuild,
-// and writes the JSON schemas generated from the zod schemas. `--production` minifies.
+// and writes the JSON schemas generated from the zod schemas. `--production` minifies; `--watch` rebuilds on every change
+// (the VS Code task "watch" runs it, and its problem matcher reads the lines the watchReport plugin prints).
 import * as esbuild from 'esbuild';
 import { readdirSync, existsSync, mkdirSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -8,12 +9,15 @@ import { execFileSync } from 'node:child_process';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
 const common = {
   bundle: true,
   minify: production,
   sourcemap: production ? false : 'linked',
   logLevel: 'warning',
   legalComments: 'none',
+  // A problem matcher cannot read colored output.
+  ...(watch ? { color: false } : {}),
 };
 // ssh2 loads an optional native crypto binding and cpu-features inside try/catch; the pure-JS paths are used when absent.
 const nodeExternal = ['cpu-features', '*.node'];
@@ -28,8 +32,8 @@ const webviews = existsSync(webviewDir)
 // Start from an empty dist/ so nothing stale (old source maps, removed webviews) is packaged.
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 const started = Date.now();
-await Promise.all([
-  esbuild.build({
+const builds = [
+  {
     ...common,
     entryPoints: { extension: join(root, 'src/vscode/extension.ts') },
     outdir: join(root, 'dist'),
@@ -40,8 +44,8 @@ await Promise.all([
     // Marks when the bundle starts evaluating, so activation can report load time as well as activate() time.
     banner: { js: 'globalThis.__medrlLoadStart = performance.now();' },
     footer: { js: 'globalThis.__medrlLoadEnd = performance.now();' },
-  }),
-  esbuild.build({
+  },
+  {
     ...common,
     entryPoints: { cli: join(root, 'src/cli/main.ts') },
     outdir: join(root, 'dist'),
@@ -50,10 +54,10 @@ await Promise.all([
     target: 'node20',
     external: nodeExternal,
     banner: { js: '#!/usr/bin/env node' },
-  }),
+  },
   // All webviews in one ES-module build with code splitting: zod, lit and uPlot land once in shared chunks
   // (dist/webview/chunks/) instead of once per webview, which keeps the .vsix small.
-  esbuild.build({
+  {
     ...common,
     entryPoints: Object.fromEntries(webviews.map((name) => [name, join(webviewDir, name, 'main.ts')])),
     outdir: join(root, 'dist/webview'),
@@ -63,15 +67,63 @@ await Promise.all([
     format: 'esm',
     target: 'es2022',
     loader: { '.css': 'css' },
-  }),
-]);
-chmodSync(join(root, 'dist/cli.js'), 0o755);
+  },
+];
 
-// JSON schemas come from the zod schemas (single source of truth) through the CLI just built.
-const schemaDir = join(root, 'dist/schemas');
-mkdirSync(schemaDir, { recursive: true });
-const schemas = JSON.parse(execFileSync(process.execPath, [join(root, 'dist/cli.js'), 'schema', '--json'], { encoding: 'utf8' }));
-for (const [name, schema] of Object.entries(schemas)) {
-  writeFileSync(join(schemaDir, `${name}.schema.json`), JSON.stringify(schema, null, 2) + '\n');
+/** Makes dist/cli.js executable and writes the JSON schemas from the zod schemas (single source of truth) through it. */
+function finishCli() {
+  chmodSync(join(root, 'dist/cli.js'), 0o755);
+  const schemaDir = join(root, 'dist/schemas');
+  mkdirSync(schemaDir, { recursive: true });
+  const schemas = JSON.parse(execFileSync(process.execPath, [join(root, 'dist/cli.js'), 'schema', '--json'], { encoding: 'utf8' }));
+  for (const [name, schema] of Object.entries(schemas)) {
+    writeFileSync(join(schemaDir, `${name}.schema.json`), JSON.stringify(schema, null, 2) + '\n');
+  }
+  return Object.keys(schemas).length;
 }
-console.log(`[build] ${production ? 'production' : 'development'} bundles (extension, cli, ${webviews.length} webview(s)) and ${Object.keys(schemas).length} schema(s) in ${Date.now() - started} ms`);
+
+if (watch) {
+  // One started/finished pair per round of rebuilds (the three bundles rebuild in parallel): .vscode/tasks.json's background
+  // pattern waits for them, so a launch starts once every bundle is written.
+  // The first round counts every bundle from the start, so a small bundle done early does not end it.
+  let building = builds.length;
+  let errors = 0;
+  const firstStarted = new Set();
+  console.log('[watch] build started');
+  const watchReport = (name) => ({
+    name: 'watch-report',
+    setup(build) {
+      build.onStart(() => {
+        if (!firstStarted.has(name)) {
+          firstStarted.add(name);
+          return;
+        }
+        if (building++ === 0) {
+          errors = 0;
+          console.log('[watch] build started');
+        }
+      });
+      build.onEnd((result) => {
+        errors += result.errors.length;
+        if (name === 'cli' && result.errors.length === 0) {
+          try {
+            finishCli();
+          } catch (err) {
+            errors++;
+            console.error(`[watch] writing the JSON schemas failed: ${err instanceof Error ? err.message : String(err)}`);
+          }
+        }
+        if (--building === 0) console.log(`[watch] build finished with ${errors} error(s)`);
+      });
+    },
+  });
+  const names = ['extension', 'cli', 'webviews'];
+  const contexts = await Promise.all(builds.map((b, i) => esbuild.context({ ...b, plugins: [watchReport(names[i])] })));
+  await Promise.all(contexts.map((c) => c.watch()));
+} else {
+  await Promise.all(builds.map((b) => esbuild.build(b)));
+  const schemaCount = finishCli();
+  console.log(
+    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
+  );
+}

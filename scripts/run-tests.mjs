@@ -1,6 +1,7 @@
 // Runs the test suites with node's test runner (TypeScript through tsx):
 // `unit` (test/core, test/cli), `integration` (real sshd, Slurm, python3), `e2e` (packaged extension in code-server + Chromium).
-// With no argument it runs all three. Extra arguments after the suite name filter files by substring.
+// With no argument (CI's `npm test`) it first runs ESLint and the Prettier check, then all three suites.
+// Extra arguments after the suite name filter files by substring.
 import { readdirSync, statSync } from 'node:fs';
 import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +33,16 @@ const files = suites.flatMap((s) => SUITES[s].flatMap((d) => testFiles(join(root
 if (files.length === 0) {
   console.error(`no test files for ${suites.join(', ')} ${filters.join(' ')}`);
   process.exit(1);
+}
+if (!suiteArg) {
+  for (const script of ['lint', 'format:check']) {
+    console.log(`[test] npm run ${script}`);
+    const c = spawnSync('npm', ['run', '--silent', script], { cwd: root, stdio: 'inherit' });
+    if (c.status !== 0) {
+      console.error(`[test] npm run ${script} failed${script === 'format:check' ? ': `npm run format` rewrites the files' : ''}`);
+      process.exit(c.status ?? 1);
+    }
+  }
 }
 console.log(`[test] ${files.length} file(s): ${suites.join(', ')}`);
 const needsBuild = suites.some((s) => s !== 'unit');

@@ -6,7 +6,7 @@ import { NonInteractivePrompter, type AuthPrompter, type HostKeyQuestion, type K
  * Asks on the terminal (stderr, so stdout stays clean for --json); secrets are read without echo. The CLI has no
  * SecretStorage, so nothing is remembered beyond this run. Without a terminal every question fails with what to do.
  */
-export class TerminalPrompter implements AuthPrompter {
+class TerminalPrompter implements AuthPrompter {
   async confirmHostKey(q: HostKeyQuestion): Promise<boolean> {
     const other = q.knownTypes.length ? `\nknown_hosts holds other key types for it (${q.knownTypes.join(', ')}).` : '';
     const answer = await ask(`The authenticity of host '${q.host}' can't be established.\n${q.keyType} key fingerprint is ${q.fingerprint}.${other}\nAre you sure you want to continue connecting (yes/no)? `, true);

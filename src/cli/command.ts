@@ -1,7 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { terminalText } from '../core/format/terminal-text';
 
-export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
 /** What a command gets: parsed options and positionals, and where to write. */
 export interface CommandContext {

@@ -5,7 +5,7 @@ import { jsonMetricSchema } from '../core/metrics/metric-value';
 
 const framework = z.enum(['verl', 'trl']).nullable();
 
-export const dashboardRun = z.object({
+const dashboardRun = z.object({
   id: z.string(),
   label: z.string(),
   /** `host:path` of the run folder or file, for the legend's tooltip. */
@@ -17,7 +17,7 @@ export type DashboardRun = z.infer<typeof dashboardRun>;
  * Steps added or changed since the last message for a run (MetricSeries.takeChanges): sent incrementally, never the whole
  * series again. `null` where a step did not log the metric.
  */
-export const seriesChanges = z.object({
+const seriesChanges = z.object({
   steps: z.array(z.number()),
   observedAt: z.array(z.number().nullable()),
   metrics: z.record(z.string(), z.array(jsonMetricSchema.nullable())),

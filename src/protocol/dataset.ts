@@ -20,7 +20,7 @@ export const DatasetProblem = z.object({
 });
 export type DatasetProblem = z.infer<typeof DatasetProblem>;
 
-export const SearchMatch = z.object({ index: z.number().int(), snippet: z.string() });
+const SearchMatch = z.object({ index: z.number().int(), snippet: z.string() });
 
 export const DatasetToWebview = z.discriminatedUnion('type', [
   z.object({

@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 const chatMessage = z.object({ role: z.string(), content: z.string() });
 
-export const sampleSchema = z.object({
+const sampleSchema = z.object({
   data_source: z.string(),
   solution_str: z.string(),
   ground_truth: z.unknown(),
@@ -15,7 +15,7 @@ export const sampleSchema = z.object({
   expected: z.number().optional(),
 });
 
-export const resultSchema = z.object({
+const resultSchema = z.object({
   index: z.int().min(0),
   score: z.number().nullable(),
   detail: z.record(z.string(), z.unknown()).nullable(),
@@ -29,19 +29,19 @@ export const resultSchema = z.object({
   cached: z.boolean().optional(),
 });
 
-export const scorerRefSchema = z.discriminatedUnion('kind', [
+const scorerRefSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('function'), path: z.string(), name: z.string().optional() }),
   z.object({ kind: z.literal('judge'), name: z.string() }),
 ]);
 
-export const sideSchema = z.enum(['a', 'b']);
+const sideSchema = z.enum(['a', 'b']);
 
-export const functionEntrySchema = z.object({ path: z.string(), name: z.string(), kind: z.enum(['verl', 'trl']), label: z.string() });
+const functionEntrySchema = z.object({ path: z.string(), name: z.string(), kind: z.enum(['verl', 'trl']), label: z.string() });
 /** A host of the workspace's pool (medrl.yaml `hosts:`, `local` built in) that reward functions can run on. */
-export const hostEntrySchema = z.object({ name: z.string().min(1), kind: z.enum(['local', 'ssh']) });
-export const judgeEntrySchema = z.object({ name: z.string(), model: z.string(), url: z.string(), temperature: z.number(), seed: z.number().optional(), parser: z.string() });
+const hostEntrySchema = z.object({ name: z.string().min(1), kind: z.enum(['local', 'ssh']) });
+const judgeEntrySchema = z.object({ name: z.string(), model: z.string(), url: z.string(), temperature: z.number(), seed: z.number().optional(), parser: z.string() });
 
-export const agreementSchema = z.object({
+const agreementSchema = z.object({
   n: z.int(),
   missing: z.int(),
   pearson: z.number().nullable(),

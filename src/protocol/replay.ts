@@ -4,10 +4,10 @@ import { z } from 'zod';
 
 const extraValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
-export const turnPart = z.object({ kind: z.enum(['text', 'think', 'tool_call', 'tool_response']), text: z.string(), unclosed: z.boolean().optional() });
-export const turn = z.object({ role: z.string(), content: z.string(), parts: z.array(turnPart), name: z.string().optional() });
+const turnPart = z.object({ kind: z.enum(['text', 'think', 'tool_call', 'tool_response']), text: z.string(), unclosed: z.boolean().optional() });
+const turn = z.object({ role: z.string(), content: z.string(), parts: z.array(turnPart), name: z.string().optional() });
 
-export const stepSignals = z.object({
+const stepSignals = z.object({
   episodes: z.number(),
   scored: z.number(),
   meanScore: z.number().nullable(),
@@ -23,7 +23,7 @@ export const stepSignals = z.object({
   truncated: z.number(),
 });
 
-export const stepInfo = z.object({
+const stepInfo = z.object({
   collection: z.string(),
   step: z.number(),
   file: z.string(),
@@ -33,7 +33,7 @@ export const stepInfo = z.object({
   signals: stepSignals.optional(),
 });
 
-export const episodeRow = z.object({
+const episodeRow = z.object({
   index: z.number(),
   score: z.number().nullable(),
   length: z.number(),
@@ -47,7 +47,7 @@ export const episodeRow = z.object({
 
 const stepRef = { collection: z.string(), step: z.number() };
 
-export const episodeView = z.object({
+const episodeView = z.object({
   ...stepRef,
   index: z.number(),
   score: z.number().nullable(),
@@ -73,7 +73,7 @@ export const episodeView = z.object({
     .nullable(),
 });
 
-export const compareView = z.object({
+const compareView = z.object({
   ...stepRef,
   index: z.number(),
   prompt: z.string(),
@@ -81,9 +81,9 @@ export const compareView = z.object({
   pendingSteps: z.number(),
 });
 
-export const sortColumn = z.union([z.enum(['index', 'score', 'length', 'dataSource', 'advantage', 'group']), z.templateLiteral(['extra:', z.string()])]);
+const sortColumn = z.union([z.enum(['index', 'score', 'length', 'dataSource', 'advantage', 'group']), z.templateLiteral(['extra:', z.string()])]);
 
-export const episodeQuery = z.object({
+const episodeQuery = z.object({
   ...stepRef,
   text: z.string().max(1000).optional(),
   minScore: z.number().optional(),
@@ -126,9 +126,9 @@ export const fromWebview = z.discriminatedUnion('type', [
 ]);
 
 export type ToWebview = z.infer<typeof toWebview>;
-export type FromWebview = z.infer<typeof fromWebview>;
 export type EpisodeQueryMsg = z.infer<typeof episodeQuery>;
 export type StepInfoMsg = z.infer<typeof stepInfo>;
 export type EpisodeRowMsg = z.infer<typeof episodeRow>;
 export type EpisodeViewMsg = z.infer<typeof episodeView>;
 export type CompareViewMsg = z.infer<typeof compareView>;
+export type FromWebview = z.infer<typeof fromWebview>;

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { codeServerWithSshd, ROOT, openMedrlContainer, runCommand, screenshot, pane, focusPane } from './harness/code-server';
 import { writeRunFolder } from '../fixtures/run-folders';
 

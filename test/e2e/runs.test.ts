@@ -5,7 +5,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import type { Page } from 'playwright-core';
 import { codeServerWithSshd, ROOT, openMedrlContainer, openFile, runCommand, screenshot, pane } from './harness/code-server';
 
 describe('runs: submit the demo spec in real VS Code and watch it in the Runs view', () => {

@@ -41,7 +41,7 @@ function partEl(p: Part): HTMLElement {
   return box;
 }
 
-export interface EpisodeHandlers {
+interface EpisodeHandlers {
   openIndex(index: number): void;
   compare(): void;
   sendToPlayground(): void;

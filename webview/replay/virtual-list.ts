@@ -2,10 +2,10 @@ import { el } from '../shared/vscode-api';
 import type { EpisodeRowMsg } from '../../src/protocol/replay';
 import { fmtScore, fmtSigned, signOf } from './format';
 
-export const ROW_HEIGHT = 24;
+const ROW_HEIGHT = 24;
 const BLOCK = 100;
 
-export interface Column {
+interface Column {
   id: string;
   label: string;
   width: string;

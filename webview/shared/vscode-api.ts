@@ -33,11 +33,6 @@ export function connect<ToWebview extends z.ZodType, FromWebview extends z.ZodTy
   };
 }
 
-/** The CSP nonce the host put on the page, for elements that need one (e.g. a <style> a library creates). */
-export function pageNonce(): string {
-  return document.getElementById('app')?.dataset.nonce ?? '';
-}
-
 /** Creates an element with text content only: model output and data are never parsed as HTML. */
 export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: { className?: string; text?: string; title?: string } = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);

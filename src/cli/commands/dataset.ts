@@ -29,7 +29,7 @@ function intOption(ctx: CommandContext, name: string): number | undefined {
   return n;
 }
 
-export function formatDatasetProblem(file: string, p: DatasetProblem): string {
+function formatDatasetProblem(file: string, p: DatasetProblem): string {
   // The line leads (file:line); the row beside it, counted from 1 as the line is.
   const where = rowAndField(p);
   return `${file}${p.line !== undefined ? `:${p.line}` : ''}${where ? ` (${where})` : ''}: ${p.severity}: ${p.reason}`;

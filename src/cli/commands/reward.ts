@@ -6,7 +6,7 @@ import type { Command, CommandContext } from '../command';
 import { UsageError, printError, printJson, printLines } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
 import { findHost, LOCAL_HOST, type WorkspaceConfig } from '../../core/config/workspace-config';
-import { formatProblem, type Problem } from '../../core/errors/located-error';
+import { errorMessage, formatProblem, type Problem } from '../../core/errors/located-error';
 import type { HostPool } from '../../core/remote/host-pool';
 import { LocalHost } from '../../core/remote/local-host';
 import { JUDGE_ENV, judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
@@ -287,7 +287,7 @@ export const judgeRunCommand: Command = {
       try {
         if (ctx.values.parse) parser = parseScoreSpec(ctx.values.parse as string);
       } catch (err) {
-        throw new UsageError(err instanceof Error ? err.message : String(err));
+        throw new UsageError(errorMessage(err));
       }
       const scorer: Scorer = new JudgeSamplesScorer(judge.name, { ...judge.scorer, template: (ctx.values.prompt as string | undefined) ?? judge.scorer.template, parser });
       const loaded = await loadSamples(new LocalHost(), resolve(ctx.cwd, ctx.values.samples as string), { limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined });

@@ -61,8 +61,8 @@ export const runJsonSchema = z.looseObject({
 });
 export type RunJson = z.output<typeof runJsonSchema>;
 
-export const VERL_STEP = /^global_step_(\d+)$/;
-export const TRL_STEP = /^checkpoint-(\d+)$/;
+const VERL_STEP = /^global_step_(\d+)$/;
+const TRL_STEP = /^checkpoint-(\d+)$/;
 
 /** The step a checkpoint folder name stands for, and its framework; undefined for any other name. */
 export function stepOfFolder(name: string): { framework: 'verl' | 'trl'; step: number } | undefined {

@@ -4,6 +4,7 @@ import { execChecked } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
 import { runJsonSchema, stepOfFolder, type Checkpoint, type CheckpointKind, type RunJson, type RunRef } from './checkpoint';
 import { plainZodError } from '../errors/plain-zod';
+import { errorMessage } from '../errors/located-error';
 
 /** Where to look on one host: every run folder under `runsDir`, and any run folder or output folder path. */
 export interface DiscoverTargets {
@@ -63,7 +64,7 @@ target() {
 `;
 
 /** The discovery script for one host (exported for tests of its quoting). */
-export function discoveryScript(targets: DiscoverTargets): string {
+function discoveryScript(targets: DiscoverTargets): string {
   const lines = [SCRIPT_HEAD];
   if (targets.runsDir) lines.push(`runs_in ${shellPath(targets.runsDir.replace(/\/+$/, ''))}`);
   for (const p of targets.paths ?? []) lines.push(`target ${shellPath(p.replace(/(.)\/+$/, '$1'))}`);
@@ -87,7 +88,7 @@ interface Acc {
 }
 
 /** Turns the script's output into runs and checkpoints. Lines it does not know are ignored (a stray file name). */
-export function parseDiscovery(hostName: string, out: string): Discovery {
+function parseDiscovery(hostName: string, out: string): Discovery {
   const result: Discovery = { runs: [], loose: [], missing: [] };
   let now = Date.now() / 1000;
   let run: DiscoveredRun | undefined;
@@ -124,7 +125,7 @@ export function parseDiscovery(hostName: string, out: string): Discovery {
           if (parsed.success) json = parsed.data;
           else problem = `${hostName}:${dir}/run.json: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
         } catch (err) {
-          problem = `${hostName}:${dir}/run.json is not JSON: ${(err as Error).message}`;
+          problem = `${hostName}:${dir}/run.json is not JSON: ${errorMessage(err)}`;
         }
         run = { run: { host: hostName, dir, framework: json?.framework, id: json?.id ?? posix.basename(dir), name: json?.name }, json, problem, checkpoints: [] };
         result.runs.push(run);

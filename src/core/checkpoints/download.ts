@@ -4,6 +4,7 @@ import { mkdir, open, readFile, rename, rm, stat, writeFile, type FileHandle } f
 import { dirname, join } from 'node:path';
 import { execChecked, HostFileNotFoundError, type Host } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
+import { errorMessage } from '../errors/located-error';
 
 export interface DownloadProgress {
   done: number;
@@ -13,7 +14,7 @@ export interface DownloadProgress {
   bytesPerSecond: number;
 }
 
-export interface DownloadOptions {
+interface DownloadOptions {
   /** How often to reconnect and continue after a dropped connection before giving up (default 5). */
   retries?: number;
   /** Hash each file as it arrives and compare it with `sha256sum` on the host (default true; off, nothing is hashed). */
@@ -24,7 +25,7 @@ export interface DownloadOptions {
   onRetry?: (err: unknown, attempt: number) => void;
 }
 
-export interface DownloadResult {
+interface DownloadResult {
   dest: string;
   files: number;
   bytes: number;
@@ -124,7 +125,7 @@ export async function download(host: Host, remotePath: string, dest: string, o: 
     const prev = JSON.parse(await readFile(statePath, 'utf8')) as State;
     if (prev.remote === remoteId) state = prev;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${statePath}: ${(err as Error).message}`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${statePath}: ${errorMessage(err)}`, { cause: err });
   }
   // A file that changed on the host since the partial was written starts over.
   for (const f of files) {

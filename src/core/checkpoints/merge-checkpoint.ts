@@ -7,7 +7,7 @@ import { runStatus, type RunInfo } from '../runs/list-runs';
 import { RUN_FILES, type RunRecord } from '../runs/run-record';
 import type { Checkpoint } from './checkpoint';
 
-export interface MergeOptions {
+interface MergeOptions {
   /** Where the HuggingFace folder goes; default `<global_step_N>/huggingface` (then the checkpoint is servable). */
   targetDir?: string;
   /** The base model folder on the host whose `*.json` files are copied in when missing (default: the run spec's model). */
@@ -21,7 +21,7 @@ export interface MergeOptions {
   standins?: string;
 }
 
-export function defaultMergeTarget(ck: Checkpoint): string {
+function defaultMergeTarget(ck: Checkpoint): string {
   return posix.join(ck.path, 'huggingface');
 }
 
@@ -81,7 +81,7 @@ export async function startMerge(host: Host, ck: Checkpoint, runsDir: string, o:
 }
 
 /** What a merger's output line says about progress ("Loading 8 FSDP shards: 50%| 4/8", "Saving model to ..."). */
-export function progressOfLine(line: string): MergeProgress | undefined {
+function progressOfLine(line: string): MergeProgress | undefined {
   const m = /(\d+)\/(\d+)\s*(?:\[|$)/.exec(line);
   if (m && Number(m[2]) > 0) return { fraction: Math.min(1, Number(m[1]) / Number(m[2])) * 0.9, message: line.trim() };
   if (/^(Saving|copied|merged into|merging with)/.test(line.trim())) return { message: line.trim() };

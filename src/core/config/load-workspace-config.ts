@@ -6,7 +6,7 @@ import { LocatedError, type Problem } from '../errors/located-error';
 
 export const CONFIG_FILE_NAME = 'medrl.yaml';
 
-export interface LoadedConfig {
+interface LoadedConfig {
   file: string;
   config: WorkspaceConfig | undefined;
   problems: Problem[];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseScoreSpec } from '../scoring/score-parser';
+import { errorMessage } from '../errors/located-error';
 
 /** The name of the built-in host that runs jobs as local processes: the product works with no GPU machine. */
 export const LOCAL_HOST = 'local';
@@ -10,7 +11,7 @@ const hostName = z
 
 export const schedulerSchema = z.enum(['ssh', 'slurm', 'ray']).describe('How jobs start on the host: detached process (ssh), sbatch (slurm) or ray job submit (ray).');
 
-export const hostSchema = z
+const hostSchema = z
   .strictObject({
     ssh: z
       .string()
@@ -33,11 +34,11 @@ function scoreSpecError(spec: string): string | undefined {
     parseScoreSpec(spec);
     return undefined;
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return errorMessage(err);
   }
 }
 
-export const judgeSchema = z
+const judgeSchema = z
   .strictObject({
     url: z.url({ protocol: /^https?$/ }).describe('Base URL of an OpenAI-compatible server, ending in /v1 (vLLM, SGLang, any /v1 endpoint).'),
     model: z.string().min(1).describe('The served model name (vLLM --served-model-name).'),
@@ -59,7 +60,7 @@ export const judgeSchema = z
   })
   .describe('An LLM judge or environment simulator. Its API key is kept in VS Code SecretStorage, never here.');
 
-export const datasetRootSchema = z
+const datasetRootSchema = z
   .strictObject({
     path: z.string().min(1).describe('Folder of datasets: relative to the workspace, or absolute on the host.'),
     host: hostName.optional().describe('Host the folder is on; omitted means the workspace.'),
@@ -101,7 +102,6 @@ export const workspaceConfigSchema = z
   });
 
 export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
-export type HostConfig = z.output<typeof hostSchema>;
 export type JudgeConfig = z.output<typeof judgeSchema>;
 
 /** A host as the product sees it: the built-in local host, or an SSH alias. */
@@ -116,7 +116,7 @@ export interface ResolvedHost {
   scheduler: z.output<typeof schedulerSchema>;
 }
 
-export const DEFAULT_RUNS_DIR = '~/.medrl/runs';
+const DEFAULT_RUNS_DIR = '~/.medrl/runs';
 
 /** Every host of the workspace, `local` first, with defaults filled in; without medrl.yaml only the built-in `local`. */
 export function workspaceHosts(cfg?: WorkspaceConfig): ResolvedHost[] {

@@ -11,7 +11,7 @@ export type ConvertFormat = (typeof CONVERT_FORMATS)[number];
  * row's key in a JSON object keyed by id). `template` builds the user prompt from `{field}` variables (`{question}` and
  * `{answer}` name the mapped fields); without one the prompt is the question.
  */
-export const ConvertMapping = z.object({
+const ConvertMapping = z.object({
   question: z.string().min(1),
   answer: z.string().min(1),
   id: z.string().optional(),
@@ -25,7 +25,7 @@ export const ConvertMapping = z.object({
   /** Raw fields copied into `extra_info` (verl) or as extra columns (TRL: they reach the reward function as kwargs). */
   extra: z.array(z.string()).default([]),
 });
-export type ConvertMapping = z.output<typeof ConvertMapping>;
+type ConvertMapping = z.output<typeof ConvertMapping>;
 
 export const ConvertOptions = z.object({
   format: z.enum(CONVERT_FORMATS).default('verl'),
@@ -47,7 +47,7 @@ export interface ConvertResult {
 const VARIABLE = /\{([^{}]+)\}/g;
 
 /** A raw field of a record: exact key first (CSV headers have spaces and dots), then a dotted path. */
-export function fieldValue(rec: DatasetRecord, field: string): unknown {
+function fieldValue(rec: DatasetRecord, field: string): unknown {
   if (field === '_key') return rec.key;
   const v = rec.value;
   if (typeof v !== 'object' || v === null) return undefined;

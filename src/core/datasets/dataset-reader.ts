@@ -3,7 +3,7 @@ import type { Host } from '../remote/host';
 
 export type DatasetFormat = 'json' | 'jsonl' | 'parquet' | 'csv';
 
-export const DATASET_FORMATS: readonly DatasetFormat[] = ['json', 'jsonl', 'parquet', 'csv'];
+const DATASET_FORMATS: readonly DatasetFormat[] = ['json', 'jsonl', 'parquet', 'csv'];
 
 /** One row of a dataset as read: its value, or why it could not be read (a malformed line), and where it is in the file. */
 export interface DatasetRecord {

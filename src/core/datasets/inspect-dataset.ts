@@ -37,7 +37,7 @@ export interface DatasetSummary {
   comparedWith?: string;
 }
 
-export interface InspectOptions {
+interface InspectOptions {
   /** Prompts longer than this many tokens (approximately: characters / 4) are reported. Default 1024 (verl's data.max_prompt_length default). */
   maxPromptTokens?: number;
   maxProblems?: number;
@@ -52,12 +52,12 @@ export interface InspectOptions {
 const MAX_TRACKED_PROMPTS = 5_000_000;
 
 /** Tokens of a prompt, approximately: one token per four characters (close for English BPE vocabularies; no tokenizer needed). */
-export function estimateTokens(text: string): number {
+function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
 /** The kind of a dataset from its first 200 rows. */
-export async function sniffKind(reader: DatasetReader, signal?: AbortSignal): Promise<DatasetKind> {
+async function sniffKind(reader: DatasetReader, signal?: AbortSignal): Promise<DatasetKind> {
   const first = await readRows(reader, 0, 200, signal);
   return detectKind(first.filter((r) => r.error === undefined).map((r) => r.value));
 }

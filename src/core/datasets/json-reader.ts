@@ -1,8 +1,9 @@
 import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
+import { errorMessage } from '../errors/located-error';
 
 /** JSON has no row boundaries to seek to, so it is parsed whole: above this size, JSONL or parquet is the way. */
-export const MAX_JSON_BYTES = 256 * 1024 * 1024;
+const MAX_JSON_BYTES = 256 * 1024 * 1024;
 
 /**
  * A JSON dataset: an array of rows, an object of arrays (e.g. `{"train": [...], "test": [...]}`: each row's `key` is its
@@ -19,7 +20,7 @@ export async function openJsonDataset(host: Host, path: string, size: number): P
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${host.name}:${path}: malformed JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`${host.name}:${path}: malformed JSON: ${errorMessage(err)}`);
   }
   const records = jsonRecords(doc, jsonLayout(text), `${host.name}:${path}`);
   return {

@@ -1,6 +1,7 @@
 import { readLines } from '../io/line-reader';
 import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
+import { errorMessage } from '../errors/located-error';
 
 interface IndexEntry {
   offset: number;
@@ -43,7 +44,7 @@ function parseLine(text: string, index: number, line: number, offset: number, co
   try {
     return { index, line, offset, value: JSON.parse(text) as unknown };
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     const tail = complete ? '' : ' (the last line has no newline: the file may be truncated)';
     return { index, line, offset, error: `line ${line} (byte offset ${offset}): malformed JSON: ${why}${tail}` };
   }

@@ -2,6 +2,7 @@ import { parquetMetadataAsync, parquetReadObjects, parquetSchema, type FileMetaD
 import { hostAsyncBuffer } from '../io/host-async-buffer';
 import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
+import { errorMessage } from '../errors/located-error';
 
 /**
  * The first read in a row group decodes this many rows (a preview fetches only the pages holding them); the next read takes
@@ -18,7 +19,7 @@ export async function openParquetDataset(host: Host, path: string, size: number)
   try {
     metadata = await parquetMetadataAsync(file);
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     throw new Error(`${where}: cannot read the parquet footer at byte offset ${size - 8} of ${size} (the file is truncated or not parquet): ${why}`);
   }
   const columns = parquetSchema(metadata).children.map((c) => c.element.name);
@@ -42,7 +43,7 @@ export async function openParquetDataset(host: Host, path: string, size: number)
             objects = await parquetReadObjects({ file, metadata, rowStart: s, rowEnd: e });
           } catch (err) {
             // A damaged row group loses its own rows only: say which, and go on with the next group.
-            const why = err instanceof Error ? err.message : String(err);
+            const why = errorMessage(err);
             const offset = Number(group.columns[0]?.meta_data?.data_page_offset ?? 0);
             for (let i = s; i < e; i++) yield { index: i, error: `row group ${g} (rows ${s}-${e - 1}, byte offset ${offset}): cannot decode: ${why}` };
             s = e;

@@ -1,6 +1,6 @@
 import type { DatasetReader } from './dataset-reader';
 
-export interface SearchBatch {
+interface SearchBatch {
   matches: { index: number; snippet: string }[];
   /** Rows read so far. */
   scanned: number;

@@ -7,7 +7,7 @@ import { shellPath } from '../remote/shell-quote';
 /** Bytes read from the source and written to the destination at a time: memory stays bounded for multi-GB datasets. */
 const CHUNK = 8 * 1024 * 1024;
 
-export interface UploadOptions {
+interface UploadOptions {
   /** Bytes copied so far of the file being uploaded. */
   onProgress?(file: string, copied: number, total: number): void;
   signal?: AbortSignal;

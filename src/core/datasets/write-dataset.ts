@@ -5,7 +5,7 @@ import { rowsToJsonl, rowsToParquet } from './parquet-rows';
 
 export type OutputFileFormat = 'parquet' | 'jsonl' | 'json';
 
-export interface WriteOptions {
+interface WriteOptions {
   /** A file (no split), or a folder that gets `train.EXT` and `test.EXT` (split). */
   out: string;
   split: boolean;
@@ -16,7 +16,7 @@ export interface WriteOptions {
 }
 
 /** The bytes of rows in a file format. */
-export function encodeRows(rows: Record<string, unknown>[], format: OutputFileFormat): Uint8Array | string {
+function encodeRows(rows: Record<string, unknown>[], format: OutputFileFormat): Uint8Array | string {
   if (format === 'parquet') return rowsToParquet(rows);
   if (format === 'jsonl') return rowsToJsonl(rows);
   return `${JSON.stringify(rows, null, 1)}\n`;

@@ -5,9 +5,9 @@ import { parseDocument } from 'yaml';
 import { shellQuote } from '../remote/shell-quote';
 
 /** Marks a folder made by createDemo, so a later call may refresh it but never overwrites a user's folder. */
-export const DEMO_MARKER = '.medrl-demo';
+const DEMO_MARKER = '.medrl-demo';
 
-export interface DemoResult {
+interface DemoResult {
   dir: string;
   files: string[];
   refreshed: boolean;

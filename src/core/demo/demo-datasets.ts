@@ -6,7 +6,7 @@ import { convertDataset, type ConvertOptions } from '../datasets/convert-dataset
 import { writeConverted } from '../datasets/write-dataset';
 
 /** How the demo's training files are made from the real samples: the recipes a user would type into the convert form. */
-export const DEMO_CONVERSIONS: { input: string; out: string; options: ConvertOptions }[] = [
+const DEMO_CONVERSIONS: { input: string; out: string; options: ConvertOptions }[] = [
   {
     input: 'data/pubmedqa/ori_pqal-first200.json',
     out: 'data/pubmedqa/verl',

@@ -6,15 +6,16 @@ import { hostAsyncBuffer } from '../io/host-async-buffer';
 import { MalformedRecordError, type Episode, type MalformedRecord } from './episode';
 import { EpisodeTable } from './episode-table';
 import { jsonlFormat, messagesRecord, trlRecord, verlRecord, type EpisodeRecord } from './records';
+import { errorMessage } from '../errors/located-error';
 
-export interface IndexProgress {
+interface IndexProgress {
   bytes: number;
   totalBytes: number;
   episodes: number;
   done: boolean;
 }
 
-export interface IndexOptions {
+interface IndexOptions {
   signal?: AbortSignal;
   /** Called every few thousand episodes and at the end. */
   onProgress?: (p: IndexProgress) => void;
@@ -58,12 +59,12 @@ function toEpisode(rec: EpisodeRecord, step: number, index: number, location: Ep
 }
 
 /** Parses one JSONL line into a record; throws MalformedRecordError with the file and line. */
-export function parseJsonlRecord(text: string, file: string, line: number): EpisodeRecord {
+function parseJsonlRecord(text: string, file: string, line: number): EpisodeRecord {
   let obj: unknown;
   try {
     obj = JSON.parse(text);
   } catch (err) {
-    throw new MalformedRecordError({ file, line, message: `not JSON: ${(err as Error).message}` });
+    throw new MalformedRecordError({ file, line, message: `not JSON: ${errorMessage(err)}` });
   }
   const format = jsonlFormat(obj);
   if (format !== 'verl' && format !== 'messages') throw new MalformedRecordError({ file, line, message: format });
@@ -213,7 +214,7 @@ export class ParquetEpisodeFile implements EpisodeFile {
     try {
       meta = await parquetMetadataAsync(buf);
     } catch (err) {
-      throw new Error(`${this.host.name}:${this.path}: not a readable parquet file: ${(err as Error).message}`, { cause: err });
+      throw new Error(`${this.host.name}:${this.path}: not a readable parquet file: ${errorMessage(err)}`, { cause: err });
     }
     this.file = { buf, meta, mtimeMs: st.mtimeMs };
     this.table = new EpisodeTable();

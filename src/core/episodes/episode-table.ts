@@ -19,7 +19,7 @@ function count(s: string, sub: string): number {
   return n;
 }
 
-export function responseFlags(response: string): number {
+function responseFlags(response: string): number {
   let flags = 0;
   const trimmed = response.trim();
   if (!trimmed) return FLAG_EMPTY;
@@ -29,7 +29,7 @@ export function responseFlags(response: string): number {
 }
 
 /** A 48-bit digest of a prompt: the same prompt has the same key in every step file. */
-export function promptKey(prompt: string): number {
+function promptKey(prompt: string): number {
   return createHash('sha1').update(prompt).digest().readUIntBE(0, 6);
 }
 

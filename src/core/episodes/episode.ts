@@ -20,7 +20,7 @@ export interface Turn {
 export type ExtraValue = string | number | boolean | null;
 
 /** Where an episode lives: a file on a host and its 1-based line (JSONL) or 0-based row (parquet). */
-export interface EpisodeLocation {
+interface EpisodeLocation {
   file: string;
   line?: number;
   row?: number;

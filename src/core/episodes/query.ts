@@ -15,7 +15,7 @@ export interface EpisodeFilter {
 }
 
 /** Built-in sortable columns; any extra key sorts too (`extra:KEY`). */
-export type SortColumn = 'index' | 'score' | 'length' | 'dataSource' | 'advantage' | 'group' | `extra:${string}`;
+type SortColumn = 'index' | 'score' | 'length' | 'dataSource' | 'advantage' | 'group' | `extra:${string}`;
 
 export interface EpisodeSort {
   column: SortColumn;

@@ -2,7 +2,7 @@ import type { ExtraValue, Turn } from './episode';
 import { splitParts, splitTranscript } from './transcript';
 
 /** The trainer formats an episode file can hold (../shared/docs/trainer-formats.md). */
-export type EpisodeFormat = 'verl' | 'messages' | 'trl';
+type EpisodeFormat = 'verl' | 'messages' | 'trl';
 
 /** One record of any format, reduced to what the viewer needs. */
 export interface EpisodeRecord {
@@ -90,7 +90,7 @@ function safeJson(s: string): unknown {
 }
 
 /** A `messages` list (system/user/assistant/tool, OpenAI tool_calls, reasoning_content) as turns. */
-export function messageTurns(messages: unknown[]): Turn[] {
+function messageTurns(messages: unknown[]): Turn[] {
   return messages.map((m): Turn => {
     if (!isObj(m)) return { role: 'unknown', content: text(m), parts: [{ kind: 'text', text: text(m) }] };
     const role = typeof m.role === 'string' ? m.role : 'unknown';

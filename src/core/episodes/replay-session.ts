@@ -7,14 +7,14 @@ import { groupStats, stepSignals, type GroupStats, type StepSignals } from './si
 import { recordPlace } from '../format/row-line';
 
 /** Text longer than this is cut in what the viewer receives (the raw file keeps it whole). */
-export const MAX_TEXT = 200_000;
+const MAX_TEXT = 200_000;
 
 export interface StepRef {
   collection: string;
   step: number;
 }
 
-export interface StepInfo extends StepRef {
+interface StepInfo extends StepRef {
   file: string;
   indexed: boolean;
   episodes: number;
@@ -22,7 +22,7 @@ export interface StepInfo extends StepRef {
   signals?: StepSignals;
 }
 
-export interface EpisodeRow {
+interface EpisodeRow {
   index: number;
   score: number | null;
   length: number;
@@ -47,7 +47,7 @@ export interface EpisodeQuery extends StepRef {
   count: number;
 }
 
-export interface EpisodePage {
+interface EpisodePage {
   total: number;
   /** Episodes in the step before filtering (as far as indexed). */
   all: number;
@@ -58,7 +58,7 @@ export interface EpisodePage {
   indexing: boolean;
 }
 
-export interface EpisodeView extends StepRef {
+interface EpisodeView extends StepRef {
   index: number;
   score: number | null;
   turns: Turn[];
@@ -72,21 +72,21 @@ export interface EpisodeView extends StepRef {
   group: (Omit<GroupStats, 'members'> & { members: { index: number; score: number | null; advantage: number | null }[] }) | null;
 }
 
-export interface CompareView extends StepRef {
+interface CompareView extends StepRef {
   index: number;
   prompt: string;
   steps: { step: number; episodes: { index: number; score: number | null; advantage: number | null; response: string; flags: string[] }[] }[];
   pendingSteps: number;
 }
 
-export interface PlaygroundSample {
+interface PlaygroundSample {
   data_source: string;
   solution_str: string;
   ground_truth: string;
   extra_info: Record<string, unknown>;
 }
 
-export function capText(s: string, max = MAX_TEXT): string {
+function capText(s: string, max = MAX_TEXT): string {
   return s.length <= max ? s : `${s.slice(0, max)}\n… [${(s.length - max).toLocaleString('en')} more characters not shown]`;
 }
 
@@ -102,7 +102,7 @@ function nullable(n: number): number | null {
   return Number.isNaN(n) ? null : n;
 }
 
-export function flagNames(t: EpisodeTable, i: number, signals?: StepSignals): string[] {
+function flagNames(t: EpisodeTable, i: number, signals?: StepSignals): string[] {
   const f = t.flags[i]!;
   const out: string[] = [];
   if (f & FLAG_EMPTY) out.push('empty');

@@ -1,7 +1,7 @@
 import type { Turn, TurnPart } from './episode';
 
 /** The chat template a text was rendered with, recognised by its markers. */
-export type ChatTemplate = 'chatml' | 'llama3' | 'mistral' | 'plain';
+type ChatTemplate = 'chatml' | 'llama3' | 'mistral' | 'plain';
 
 export function detectTemplate(text: string): ChatTemplate {
   if (text.includes('<|im_start|>')) return 'chatml';

@@ -13,7 +13,7 @@ export interface Problem extends Location {
   severity: 'error' | 'warning';
 }
 
-export function formatLocation(loc: Location): string {
+function formatLocation(loc: Location): string {
   const parts: string[] = [];
   if (loc.host) parts.push(`${loc.host}:`);
   if (loc.file) parts.push(loc.file);

@@ -13,7 +13,7 @@ export interface Line {
   tooLong?: boolean;
 }
 
-export interface ReadLinesOptions {
+interface ReadLinesOptions {
   /** Byte offset to start at (the start of a line, e.g. a previous `Line.end`). Default 0. */
   start?: number;
   /** Stop at this byte offset (a line that crosses it is still read whole). Default: the end of the file. */

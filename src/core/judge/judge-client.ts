@@ -2,8 +2,9 @@ import OpenAI from 'openai';
 import type { ChatMessage } from '../scoring/sample';
 import { ConcurrencyLimit } from './concurrency';
 import type { JudgeCache, JudgeCacheKey } from './judge-cache';
+import { errorMessage } from '../errors/located-error';
 
-export interface JudgeEndpoint {
+interface JudgeEndpoint {
   name: string;
   /** Base URL ending in /v1, reachable from here (a forwarded port for a judge on a remote host). */
   url: string;
@@ -22,7 +23,7 @@ export interface JudgeEndpoint {
 }
 
 /** The defaults of the bounds above (the README states them). */
-export const JUDGE_LIMITS = { timeoutMs: 60_000, maxResponseBytes: 4 * 1024 * 1024, maxRetryAfterMs: 60_000 } as const;
+const JUDGE_LIMITS = { timeoutMs: 60_000, maxResponseBytes: 4 * 1024 * 1024, maxRetryAfterMs: 60_000 } as const;
 
 export interface JudgeCallOptions {
   signal?: AbortSignal;
@@ -33,7 +34,7 @@ export interface JudgeCallOptions {
 }
 
 /** One judge request, after retries: the raw answer (or why there is none). */
-export interface JudgeCall {
+interface JudgeCall {
   raw: string | null;
   error: string | null;
   latencyMs: number;
@@ -41,7 +42,7 @@ export interface JudgeCall {
   cached: boolean;
 }
 
-export interface RetryPolicy {
+interface RetryPolicy {
   /** Attempts in all, the first included. Default 5. */
   attempts: number;
   /** First backoff; it doubles each retry (with jitter), up to `maxDelayMs`. */
@@ -84,11 +85,11 @@ function describe(err: unknown): string {
     return `${err.message}${hint}`;
   }
   if (err instanceof SyntaxError) return `malformed JSON from the server (${err.message})`;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 /** A judge answer over the size limit, refused while it streams in. */
-export class JudgeAnswerTooLargeError extends Error {
+class JudgeAnswerTooLargeError extends Error {
   constructor(limit: number, declared?: number) {
     super(declared === undefined
       ? `the judge's answer passed the ${mib(limit)} limit while streaming; refused, the rest unread`
@@ -225,7 +226,7 @@ export class JudgeClient {
       try {
         await this.cache.put(key, call.raw);
       } catch (err) {
-        return { ...call, raw: null, error: `the judge answered, but its answer could not be cached: ${err instanceof Error ? err.message : String(err)}` };
+        return { ...call, raw: null, error: `the judge answered, but its answer could not be cached: ${errorMessage(err)}` };
       }
     }
     return call;

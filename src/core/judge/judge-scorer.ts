@@ -2,6 +2,7 @@ import type { RewardSample, ScoreResult } from '../scoring/sample';
 import type { JudgeClient, JudgeCallOptions } from './judge-client';
 import { parseScore, type ScoreParser } from '../scoring/score-parser';
 import { renderTemplate, sampleVariables } from './template';
+import { errorMessage } from '../errors/located-error';
 
 /** The prompt a judge gets when medrl.yaml gives none: reference and response, answer as JSON with a 0/1 score. */
 export const DEFAULT_JUDGE_PROMPT = [
@@ -24,7 +25,7 @@ export function batchDeadline(ms: number): NonNullable<JudgeCallOptions['deadlin
   return { at: Date.now() + ms, label: `the batch deadline (${+(ms / 1000).toFixed(1)} s)` };
 }
 
-export interface JudgeBatchOptions extends JudgeCallOptions {
+interface JudgeBatchOptions extends JudgeCallOptions {
   onResult?: (r: ScoreResult) => void;
   /** The whole batch ends within this many ms: rows not answered by then get an error naming the deadline. */
   deadlineMs?: number;
@@ -43,7 +44,7 @@ export async function judgeSamples(judge: JudgeScorer, samples: RewardSample[], 
     try {
       prompt = renderTemplate(judge.template, sampleVariables(sample));
     } catch (err) {
-      r = { index, score: null, detail: null, error: err instanceof Error ? err.message : String(err), latencyMs: 0 };
+      r = { index, score: null, detail: null, error: errorMessage(err), latencyMs: 0 };
       out[index] = r;
       opts.onResult?.(r);
       return;

@@ -9,7 +9,7 @@ import { parseScoreSpec } from '../scoring/score-parser';
 /** The environment variables a reward function reads to reach the judge (python/reward_worker.py sets them). */
 export const JUDGE_ENV = { url: 'MEDRL_JUDGE_URL', model: 'MEDRL_JUDGE_MODEL', apiKey: 'MEDRL_JUDGE_API_KEY' } as const;
 
-export function judgeNames(config: WorkspaceConfig): string[] {
+function judgeNames(config: WorkspaceConfig): string[] {
   return Object.keys(config.judges);
 }
 

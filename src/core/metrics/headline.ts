@@ -4,7 +4,7 @@ import { HEADLINES, headlineKey, primaryHeadlines, type HeadlineDef } from './he
 
 export { HEADLINES, headlineKey, primaryHeadlines, type HeadlineDef };
 
-export interface Headline {
+interface Headline {
   /** The last step logged (a training step, or 0 for validation before training). */
   lastStep: number | undefined;
   framework: Framework | undefined;

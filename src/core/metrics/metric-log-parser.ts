@@ -18,6 +18,7 @@ function stripAnsi(s: string): string {
 
 export type { Framework } from './headline-defs';
 import type { Framework } from './headline-defs';
+import { errorMessage } from '../errors/located-error';
 
 /** A line that looked like metrics but was (partly) unreadable: where it starts (byte offset) and why. */
 export interface LineProblem {
@@ -30,7 +31,7 @@ export interface LineProblem {
  * The strings every metrics line contains: `readLines(..., { matching })` skips all other lines without decoding them.
  * `%|` is a tqdm bar: TRL dicts take their step from the training bar drawn after them.
  */
-export const METRIC_LINE_MARKERS = ['step:', '"step"', "{'", '%|'];
+const METRIC_LINE_MARKERS = ['step:', '"step"', "{'", '%|'];
 const TRL_MARKERS = ["{'", '%|'];
 
 const MAX_PROBLEMS = 200;
@@ -89,7 +90,7 @@ export class MetricLogParser {
       try {
         parsed = parseVerlJsonlLine(text);
       } catch (err) {
-        this.problem(line.start, `verl metrics record: ${(err as Error).message}`);
+        this.problem(line.start, `verl metrics record: ${errorMessage(err)}`);
         return undefined;
       }
       if (parsed) {
@@ -197,7 +198,7 @@ export class MetricLogParser {
       try {
         dict = parseTrlDict(trimmed);
       } catch (err) {
-        this.problem(line.start, `TRL log dict: ${(err as Error).message}`);
+        this.problem(line.start, `TRL log dict: ${errorMessage(err)}`);
         continue;
       }
       if (Object.keys(dict.metrics).length === 0) continue;

@@ -13,7 +13,7 @@ export interface StepRecord {
  * New or changed steps since the last `takeChanges()`, column-wise (`null` where a step did not log a metric; NaN and
  * infinities as JsonMetric strings, since they must be seen): what the dashboard is sent.
  */
-export interface SeriesChanges {
+interface SeriesChanges {
   steps: number[];
   observedAt: (number | null)[];
   metrics: Record<string, (JsonMetric | null)[]>;

@@ -116,7 +116,7 @@ export class MetricsFollower {
 }
 
 /** 1-based line numbers of byte offsets in a file, by counting newlines up to the largest one. */
-export async function lineNumbersAt(host: Host, path: string, offsets: number[]): Promise<number[]> {
+async function lineNumbersAt(host: Host, path: string, offsets: number[]): Promise<number[]> {
   if (offsets.length === 0) return [];
   const order = offsets.map((o, i) => [o, i] as const).sort((a, b) => a[0] - b[0]);
   const out = new Array<number>(offsets.length);

@@ -5,9 +5,10 @@ import { MetricSeries } from './metric-series';
 import { MetricsFollower, type PollResult } from './metrics-follower';
 import type { Problem } from '../errors/located-error';
 import type { Framework } from './metric-log-parser';
+import { errorMessage } from '../errors/located-error';
 
 /** A run folder on a host (the runs feature's contract): where its metrics are. */
-export interface RunRef {
+interface RunRef {
   host: string;
   dir: string;
   framework?: Framework;
@@ -33,7 +34,7 @@ async function runFramework(host: Host, run: RunRef): Promise<Framework | undefi
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${host.name}:${file}: not valid JSON (${(err as Error).message})`);
+    throw new Error(`${host.name}:${file}: not valid JSON (${errorMessage(err)})`);
   }
   const fw = (json as { framework?: unknown }).framework;
   return fw === 'verl' || fw === 'trl' ? fw : undefined;
@@ -58,7 +59,7 @@ async function latestTrainerState(host: Host, dir: string): Promise<string | und
  * Where a run's metrics are, best first: verl's `metrics.jsonl` (exact numbers, one record per step), else `output.log`;
  * TRL's `output.log`, else the newest `trainer_state.json`. Undefined when the run has written none yet.
  */
-export async function locateRunMetrics(host: Host, run: RunRef): Promise<{ path: string; framework: Framework | undefined } | undefined> {
+async function locateRunMetrics(host: Host, run: RunRef): Promise<{ path: string; framework: Framework | undefined } | undefined> {
   const framework = await runFramework(host, run);
   const jsonl = posix.join(run.dir, 'metrics.jsonl');
   const log = posix.join(run.dir, 'output.log');

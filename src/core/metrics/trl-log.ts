@@ -81,7 +81,7 @@ export function parseTrlDict(text: string): ParsedTrlDict {
 const BAR = /^(.*?)\s*\d+%\|[^|]*\|\s*(\d+)\/(\d+) \[/;
 
 /** A tqdm progress bar: its count, total and description ('' for transformers' training and evaluation bars). */
-export interface TqdmBar {
+interface TqdmBar {
   n: number;
   total: number;
   desc: string;

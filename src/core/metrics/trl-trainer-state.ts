@@ -3,6 +3,7 @@ import type { Problem } from '../errors/located-error';
 import { parseMetricValue } from './metric-value';
 import { parsePythonJson } from './verl-jsonl';
 import { MissingValues } from './missing-values';
+import { errorMessage } from '../errors/located-error';
 
 /**
  * The `log_history` of a TRL/transformers `trainer_state.json` (saved in every `checkpoint-N/`): one entry per logged
@@ -15,7 +16,7 @@ export function parseTrainerState(text: string, file: string): { records: StepRe
     // json.dump writes a NaN loss as a bare NaN: read, not refused.
     state = parsePythonJson(text);
   } catch (err) {
-    throw new Error(`${file}: not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    throw new Error(`${file}: not valid JSON (${errorMessage(err)})`);
   }
   const history = (state as { log_history?: unknown })?.log_history;
   if (!Array.isArray(history)) throw new Error(`${file}: no log_history list (is this a transformers trainer_state.json?)`);

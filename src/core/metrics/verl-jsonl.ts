@@ -2,7 +2,7 @@ import type { ParsedStepLine } from './verl-console';
 import { errorMessage } from '../errors/located-error';
 
 /** Python's json.dumps writes NaN/Infinity bare; JSON.parse refuses them, so they are quoted first (only on retry). */
-const PY_SPECIALS = /(?<=[:,\[]\s*)(NaN|-?Infinity)(?=\s*[,}\]])/g;
+const PY_SPECIALS = /(?<=[:,[]\s*)(NaN|-?Infinity)(?=\s*[,}\]])/g;
 
 /**
  * JSON as Python's `json.dump` writes it (verl's file logger, transformers' trainer_state.json): bare NaN, Infinity and

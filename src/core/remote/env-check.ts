@@ -5,7 +5,7 @@ import { hostPrelude } from './host-prelude';
 import { shellQuote } from './shell-quote';
 
 /** Python distributions the trainers need, by the name users know them (pip names). */
-export const CHECKED_PACKAGES = ['torch', 'vllm', 'sglang', 'verl', 'trl', 'transformers', 'accelerate', 'deepspeed', 'flash-attn', 'ray'] as const;
+const CHECKED_PACKAGES = ['torch', 'vllm', 'sglang', 'verl', 'trl', 'transformers', 'accelerate', 'deepspeed', 'flash-attn', 'ray'] as const;
 
 /**
  * Runs on the host with python3 and the standard library only: versions from importlib.metadata (nothing is imported, so
@@ -55,7 +55,7 @@ export interface EnvReport extends z.output<typeof checkOutput> {
  * The torch version each vLLM release pins (`torch==` in vLLM's requirements-cuda.txt / requirements/cuda.txt at the
  * release tag, github.com/vllm-project/vllm). A different torch makes vLLM's compiled kernels fail to load.
  */
-export const VLLM_TORCH_PINS: Record<string, string> = {
+const VLLM_TORCH_PINS: Record<string, string> = {
   '0.6.3': '2.4.0',
   '0.6.4': '2.5.1',
   '0.6.5': '2.5.1',

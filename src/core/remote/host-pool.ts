@@ -5,7 +5,7 @@ import type { SshContext } from './ssh-connect';
 import { SshHost } from './ssh-host';
 
 /** Makes the Host for an SSH host entry; the hosts layer (ssh2, ~/.ssh/config, known_hosts) provides it. */
-export type SshHostFactory = (host: ResolvedHost) => Promise<Host>;
+type SshHostFactory = (host: ResolvedHost) => Promise<Host>;
 
 /** SSH hosts for the pool: each an SshHost on the alias, sharing one context (files, prompter, secrets of the session). */
 export function sshHostFactory(ctx: SshContext): SshHostFactory {

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { AuthPrompter } from './auth-prompter';
 
 /** A server's host key: its type (`ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`, ...) and the wire blob. */
-export interface HostKey {
+interface HostKey {
   type: string;
   blob: Buffer;
 }
@@ -22,7 +22,7 @@ export function fingerprint(blob: Buffer): string {
 }
 
 /** The name known_hosts uses: `host` on port 22, `[host]:port` otherwise. */
-export function knownHostsName(host: string, port: number): string {
+function knownHostsName(host: string, port: number): string {
   return port === 22 ? host : `[${host}]:${port}`;
 }
 
@@ -87,7 +87,7 @@ function sameKeyType(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
-export type KnownHostsResult =
+type KnownHostsResult =
   | { status: 'known'; file: string; line: number }
   | { status: 'unknown'; otherTypes: string[] }
   | { status: 'changed'; file: string; line: number; knownType: string }
@@ -118,7 +118,7 @@ export function knownHostKeyTypes(files: readonly string[], host: string, port: 
  * Adds a host's key to a known_hosts file. The name is hashed, as `ssh-keygen -H` and HashKnownHosts do, when `hash` is
  * set or the file already hides its names (a plain line there would give away what the user hashed away).
  */
-export function appendKnownHost(file: string, host: string, port: number, key: HostKey, opts: { hash?: boolean } = {}): void {
+function appendKnownHost(file: string, host: string, port: number, key: HostKey, opts: { hash?: boolean } = {}): void {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const sep = text && !text.endsWith('\n') ? '\n' : '';

@@ -1,8 +1,8 @@
 import type { Problem } from '../errors/located-error';
 
 /** The `--query-gpu` fields MedRL Studio asks for, in this order. */
-export const GPU_QUERY_FIELDS = ['index', 'uuid', 'name', 'memory.used', 'memory.total', 'utilization.gpu', 'temperature.gpu', 'power.draw', 'driver_version'] as const;
-export const APPS_QUERY_FIELDS = ['pid', 'process_name', 'used_memory', 'gpu_uuid'] as const;
+const GPU_QUERY_FIELDS = ['index', 'uuid', 'name', 'memory.used', 'memory.total', 'utilization.gpu', 'temperature.gpu', 'power.draw', 'driver_version'] as const;
+const APPS_QUERY_FIELDS = ['pid', 'process_name', 'used_memory', 'gpu_uuid'] as const;
 
 export const GPU_QUERY = `nvidia-smi --query-gpu=${GPU_QUERY_FIELDS.join(',')} --format=csv,noheader,nounits`;
 export const APPS_QUERY = `nvidia-smi --query-compute-apps=${APPS_QUERY_FIELDS.join(',')} --format=csv,noheader,nounits`;

@@ -77,14 +77,14 @@ function globFiles(pattern: string, base: string): string[] {
   return readdirSync(dir).filter((n) => re.test(n)).sort().map((n) => join(dir, n));
 }
 
-export function expandTilde(path: string, home: string): string {
+function expandTilde(path: string, home: string): string {
   if (path === '~') return home;
   if (path.startsWith('~/')) return join(home, path.slice(2));
   return path;
 }
 
 /** The user's ~/.ssh/config (with its Includes), or an empty one when it does not exist. */
-export function loadSshConfig(paths: SshPaths): SSHConfig {
+function loadSshConfig(paths: SshPaths): SSHConfig {
   if (!existsSync(paths.sshConfigPath)) return SSHConfig.parse('');
   return SSHConfig.parse(expandIncludes(paths.sshConfigPath, paths, 0));
 }

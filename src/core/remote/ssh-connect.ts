@@ -13,6 +13,7 @@ import type { SshEndpoint, SshPaths, SshRoute } from './ssh-config';
  */
 let ssh2: typeof Ssh2 | undefined;
 function loadSsh2(): typeof Ssh2 {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as said above
   return (ssh2 ??= require('ssh2') as typeof Ssh2);
 }
 
@@ -40,7 +41,7 @@ export function createSshContext(paths: SshPaths, prompter: AuthPrompter, secret
   return { paths, prompter, secrets, session: new Map() };
 }
 
-export type ConnectFailure = 'unreachable' | 'auth' | 'host-key';
+type ConnectFailure = 'unreachable' | 'auth' | 'host-key';
 
 /** Why a connection could not be made, in words a user can act on. */
 export class SshConnectError extends Error {

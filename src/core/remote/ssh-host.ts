@@ -8,6 +8,7 @@ import { answerWithin } from './answer-within';
 import { resolveSshRoute } from './ssh-config';
 import { connectRoute, SshConnectError, type SshContext } from './ssh-connect';
 import { shellPath, shellQuote } from './shell-quote';
+import { errorMessage } from '../errors/located-error';
 
 /** What the hosts view shows about a connection. */
 export type SshHostState =
@@ -18,7 +19,7 @@ export type SshHostState =
   | { state: 'unreachable'; reason: string };
 
 /** The server did not answer a channel request (exec, SFTP, forward) in time. */
-export class SshRequestTimeoutError extends Error {
+class SshRequestTimeoutError extends Error {
   constructor(host: string, stage: string, ms: number) {
     super(`${host}: the SSH server did not answer within ${Math.round(ms / 1000)} s while ${stage}`);
     this.name = 'SshRequestTimeoutError';
@@ -56,7 +57,7 @@ const WRITES_IN_FLIGHT = 16;
 const MAX_SESSIONS = 8;
 const RECONNECT_DELAYS_MS = [0, 500, 1000, 2000];
 /** How long the server may take to answer a channel request (exec, SFTP, a forward) before it is given up. */
-export const SSH_REQUEST_TIMEOUT_MS = 30_000;
+const SSH_REQUEST_TIMEOUT_MS = 30_000;
 
 /** `~/x` → `x`: SFTP resolves relative paths from the home folder. */
 function sftpPath(path: string): string {
@@ -77,7 +78,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * folder, then the command, all in `sh`. The first thing it prints on stderr is its process group, so kill() and timeouts
  * stop everything the command started; the stream hides that line.
  */
-export function remoteCommand(script: string, opts: { cwd?: string; env?: Record<string, string> } = {}): string {
+function remoteCommand(script: string, opts: { cwd?: string; env?: Record<string, string> } = {}): string {
   return `exec sh -c ${shellQuote(`printf '\\036%s\\n' "$$" >&2\n${scriptWithEnv(script, opts)}`)}`;
 }
 
@@ -179,7 +180,7 @@ export class SshHost implements Host {
         if (!(err instanceof SshConnectError) || err.reason !== 'unreachable' || /no SSH answer within/.test(err.message)) break;
       }
     }
-    const msg = lastErr instanceof Error ? lastErr.message : String(lastErr);
+    const msg = errorMessage(lastErr);
     const reason = lastErr instanceof SshConnectError ? lastErr.reason : 'unreachable';
     this.setState(reason === 'unreachable' ? { state: 'unreachable', reason: msg } : { state: 'auth-needed', reason: msg });
     throw lastErr;
@@ -316,7 +317,7 @@ export class SshHost implements Host {
         this.releaseSession();
         if (conn.lost) throw new HostConnectionLostError(this.name, what, conn.lost);
         if (err instanceof SshRequestTimeoutError) throw err;
-        if (attempt >= 20 || !/open failed/.test((err as Error).message)) throw new Error(`${this.name}: cannot start a command: ${(err as Error).message}`);
+        if (attempt >= 20 || !/open failed/.test((err as Error).message)) throw new Error(`${this.name}: cannot start a command: ${errorMessage(err)}`);
         await new Promise((r) => setTimeout(r, 10 * attempt));
       }
     }

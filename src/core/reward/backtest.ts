@@ -12,7 +12,7 @@ export interface RunRef {
   framework?: 'verl' | 'trl';
 }
 
-export interface RolloutSamples {
+interface RolloutSamples {
   samples: RewardSample[];
   /** For each sample: its dump file and line. */
   origins: Array<{ file: string; line: number; step: number }>;
@@ -62,7 +62,7 @@ export async function loadRollouts(host: Host, run: RunRef, opts: { steps?: numb
   return out;
 }
 
-export interface BacktestReport {
+interface BacktestReport {
   total: number;
   scored: number;
   errors: number;

@@ -36,7 +36,7 @@ export async function loadCases(host: Host, fnPath: string): Promise<{ path: str
   return { path, cases, problems };
 }
 
-export interface CaseOutcome {
+interface CaseOutcome {
   index: number;
   expected: number;
   score: number | null;

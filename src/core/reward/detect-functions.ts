@@ -1,6 +1,6 @@
 import type { RewardKind } from './types';
 
-export interface DetectedFunction {
+interface DetectedFunction {
   name: string;
   kind: RewardKind;
   /** 0-based line of the `def`. */

@@ -1,6 +1,6 @@
 import type { RewardSample, ScoreResult } from '../scoring/sample';
 
-export interface ExportSide {
+interface ExportSide {
   label: string;
   results: Array<ScoreResult | undefined>;
 }

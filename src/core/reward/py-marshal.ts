@@ -118,7 +118,7 @@ class Writer {
   }
 }
 
-export interface Decoded {
+interface Decoded {
   value: unknown;
   /** Whether a NaN or an infinity was read (JSON cannot hold them). */
   nonFinite: boolean;

@@ -3,14 +3,14 @@ import type { RewardSample, ScoreResult } from '../scoring/sample';
 import type { FunctionInfo } from './types';
 import { errorMessage } from '../errors/located-error';
 
-export interface RunnerOptions extends WorkerOptions {
+interface RunnerOptions extends WorkerOptions {
   /** Worker processes for this function (calls that wait on a judge overlap across them). Default 1. */
   workers?: number;
   /** Samples per batch given to a worker (streamed to it in parts; the unit a hang or crash is recovered in). Default 8192. */
   batchSize?: number;
 }
 
-export interface RunCallbacks {
+interface RunCallbacks {
   signal?: AbortSignal;
   onResult?: (r: ScoreResult) => void;
 }

@@ -4,6 +4,7 @@ import { shellJoin, shellPath } from '../remote/shell-quote';
 import { decodeMarshal, encodeMarshal } from './py-marshal';
 import type { RewardSample, ScoreResult } from '../scoring/sample';
 import type { FunctionInfo } from './types';
+import { errorMessage } from '../errors/located-error';
 
 export interface WorkerOptions {
   host: Host;
@@ -56,7 +57,7 @@ interface WireLoaded {
  * How a batch ended: every sample answered, or the worker hung or died (it is gone then) after answering `stoppedAt`
  * samples. Outside `careful` mode answers come in chunks, so the culprit is sample `stoppedAt` or a later one.
  */
-export interface BatchOutcome {
+interface BatchOutcome {
   results: ScoreResult[];
   stoppedAt?: number;
   why?: string;
@@ -114,7 +115,7 @@ export class RewardWorker {
         if (this.proc === proc) this.exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`;
       },
       (err: unknown) => {
-        if (this.proc === proc) this.exitInfo = `lost (${err instanceof Error ? err.message : String(err)})`;
+        if (this.proc === proc) this.exitInfo = `lost (${errorMessage(err)})`;
       },
     );
     this.frames = new FrameReader(proc.stdout, (line) => o.log?.(`reward worker ${o.fnPath}: not a protocol line: ${line.slice(0, 200)}`));
@@ -314,7 +315,7 @@ class FrameReader {
     try {
       this.parse(chunk);
     } catch (err) {
-      this.problem = `the reward worker sent a frame that cannot be read (${err instanceof Error ? err.message : String(err)}): the worker was killed and restarted`;
+      this.problem = `the reward worker sent a frame that cannot be read (${errorMessage(err)}): the worker was killed and restarted`;
       this.finish();
     }
   }

@@ -5,7 +5,7 @@ import type { Host } from '../remote/host';
 import type { ChatMessage, RewardSample } from '../scoring/sample';
 
 /** Samples read from a file, with a problem (file, line, field) for every row that could not become one. */
-export interface LoadedSamples {
+interface LoadedSamples {
   samples: RewardSample[];
   /** For each sample, where it came from (1-based line of a JSONL file, row of a JSON or parquet file). */
   rows: number[];

@@ -7,7 +7,7 @@ import { functionOn, harnessOn } from './staging';
 import type { RewardSample, ScoreResult } from '../scoring/sample';
 import type { FunctionInfo } from './types';
 
-export interface RunOptions extends JudgeCallOptions {
+interface RunOptions extends JudgeCallOptions {
   onResult?: (r: ScoreResult) => void;
 }
 
@@ -26,7 +26,7 @@ export function parseFunctionSpec(spec: string): { path: string; name?: string }
   return { path: spec };
 }
 
-export interface FunctionScorerOptions {
+interface FunctionScorerOptions {
   host: Host;
   /** The host's medrl.yaml entry: its workdir and setup lines are used for the worker. */
   hostEntry?: ResolvedHost;

@@ -4,7 +4,7 @@ import { HostFileNotFoundError, type Host } from '../remote/host';
 import { isActive, RUN_FILES, type RunRecord } from './run-record';
 import { listRuns } from './list-runs';
 
-export interface FollowOptions {
+interface FollowOptions {
   /** Byte offset to start from (0: the whole log). */
   start?: number;
   /** Keep reading as the log grows until this returns true (e.g. the run has ended) or the signal aborts. */

@@ -11,7 +11,7 @@ export interface NeededFile {
   path: string;
 }
 
-export interface HostCheckInputs {
+interface HostCheckInputs {
   spec: RunSpec;
   specFile: string;
   scheduler: RunRecord['scheduler'];
@@ -21,7 +21,7 @@ export interface HostCheckInputs {
 }
 
 /** What the checks found: the problems, and the trainer's version on the host when it is installed. */
-export interface HostCheckResult {
+interface HostCheckResult {
   problems: Problem[];
   version?: string;
 }
@@ -29,7 +29,7 @@ export interface HostCheckResult {
 const MARK = '@@medrl';
 
 /** The checks as one bash script (one round trip): the workdir, each file, GPUs, the framework and scheduler commands. */
-export function hostCheckScript(inp: HostCheckInputs): string {
+function hostCheckScript(inp: HostCheckInputs): string {
   const { spec } = inp;
   const lines = [`cd ${shellQuote(inp.workdir)} 2>/dev/null || echo '${MARK} W'`, ...inp.setup.map((l) => `${l} >/dev/null 2>&1 || echo '${MARK} U'`)];
   inp.files.forEach((f, i) => lines.push(`[ -e ${shellQuote(f.path)} ] || echo '${MARK} M ${i}'`));

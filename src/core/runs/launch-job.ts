@@ -8,7 +8,7 @@ import { sshScheduler } from './ssh-scheduler';
 import { createRunFolder, startRunFolder, writeRecord } from './submit-run';
 
 /** A job that is not a training run (a service, a merge): a shell script run in a run folder like any run. */
-export interface JobRequest {
+interface JobRequest {
   runsDir: string;
   kind: 'service' | 'merge';
   name: string;

@@ -18,7 +18,7 @@ export interface RunEnv {
 
 export const NO_RUN_ENV: RunEnv = { vars: {}, secrets: {} };
 
-export interface LaunchScriptInputs {
+interface LaunchScriptInputs {
   id: string;
   name: string;
   dir: string;
@@ -45,7 +45,7 @@ export function launchEnv(inp: Pick<LaunchScriptInputs, 'id' | 'name' | 'dir' | 
 
 /** The line that puts a folder first on PYTHONPATH (the uploaded reward's, so its own imports resolve). */
 export function pythonPathLines(folder: string | undefined): string[] {
-  return folder ? [`export PYTHONPATH=${shellQuote(folder)}\${PYTHONPATH:+:\$PYTHONPATH}`] : [];
+  return folder ? [`export PYTHONPATH=${shellQuote(folder)}\${PYTHONPATH:+:$PYTHONPATH}`] : [];
 }
 
 /** `export NAME='value'` lines (names checked, values quoted): launch.sh, and the Slurm Ray node script. */
@@ -58,7 +58,7 @@ export function exportLines(env: Record<string, string>): string[] {
  * its script does not know to accelerate: trl/cli/commands/training.py, TRL 1.10), after `torchrun` (before `-m`).
  * -1 for a plain `python3 -m` (verl's Ray driver).
  */
-export function launcherFlagsAt(argv: string[]): number {
+function launcherFlagsAt(argv: string[]): number {
   if (argv[0] === 'trl' || (argv[0] === 'accelerate' && argv[1] === 'launch')) return 2;
   // A resumed TRL run: `python3 RUN/trl_resume.py SUB ...` is TRL's CLI, so its launcher flags go after SUB too.
   if (argv[0] === 'python3' && argv[1]?.endsWith('/trl_resume.py')) return 3;

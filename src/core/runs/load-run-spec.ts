@@ -3,7 +3,7 @@ import { parseYamlWithSchema } from '../config/yaml-document';
 import { LocatedError, type Problem } from '../errors/located-error';
 import { runSpecSchema, type RunSpec } from './run-spec';
 
-export interface LoadedRunSpec {
+interface LoadedRunSpec {
   file: string;
   text: string;
   spec: RunSpec | undefined;

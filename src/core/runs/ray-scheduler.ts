@@ -5,7 +5,7 @@ import { expectOutput, type Scheduler } from './scheduler';
 import { RUN_ID_PATTERN } from './run-id';
 
 /** setup.sh: the shell lines that put `ray` on PATH (host setup, then the spec's), sourced by submit only. */
-export const RAY_SETUP = 'setup.sh';
+const RAY_SETUP = 'setup.sh';
 
 /** runtime_env.yaml: the job's Ray runtime_env (JSON, which YAML reads as is), given to `ray job submit --runtime-env`. */
 export const RAY_RUNTIME_ENV = 'runtime_env.yaml';
@@ -16,14 +16,14 @@ export const RAY_RUNTIME_ENV = 'runtime_env.yaml';
  * and every task and actor of the job; since Ray 2.8 it is merged with verl's own ray.init(runtime_env=...), and the
  * same variable set in both is refused: ray-project/ray#39208).
  */
-export function rayRuntimeEnv(env: Record<string, string>, pythonPath?: string): string {
+function rayRuntimeEnv(env: Record<string, string>, pythonPath?: string): string {
   // Ray expands ${VAR} in env_vars from the worker's own environment, so the cluster's PYTHONPATH is kept after ours.
   const vars = pythonPath ? { ...env, PYTHONPATH: `${pythonPath}:\${PYTHONPATH}` } : env;
   return `${JSON.stringify({ env_vars: vars }, null, 2)}\n`;
 }
 
 /** Setup lines are bash (`source ...`): the command runs in bash after them. Only submit sources them (see RAY_JOBS). */
-export function withRaySetup(dir: string, command: string): string {
+function withRaySetup(dir: string, command: string): string {
   return `bash -c ${shellQuote(`cd ${shellQuote(dir)} || exit 1\n. ./${RAY_SETUP} > /dev/null\n${command}`)}`;
 }
 

@@ -82,7 +82,11 @@ export async function checkRewardContract(inp: ContractInputs): Promise<Problem[
   for (const r of records) {
     const made = spec.framework === 'verl' ? verlSamples(r) : trlSamples(r);
     if (typeof made === 'string') problems.push({ ...dataAt(r), severity: 'error', message: made });
-    else for (const [answer, sample] of made) trials.push({ row: r, answer }), samples.push(sample);
+    else
+      for (const [answer, sample] of made) {
+        trials.push({ row: r, answer });
+        samples.push(sample);
+      }
   }
   if (!samples.length) return [...problems, ...(records.length ? [] : skipped(`${dataFile} has no rows`))];
 

@@ -5,7 +5,7 @@ const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 /** A trainer key's value passed through untouched: Hydra accepts scalars and lists. */
 const overrideValue = z.union([scalar, z.array(scalar)]);
 
-export const rewardSchema = z.union([
+const rewardSchema = z.union([
   z
     .strictObject({
       path: z.string().min(1).describe('Python file with the reward function, relative to the workspace (uploaded with the run).'),
@@ -19,7 +19,7 @@ export const rewardSchema = z.union([
     .describe('A reward model.'),
 ]);
 
-export const serviceSchema = z
+const serviceSchema = z
   .strictObject({
     kind: z.enum(['vllm', 'sglang', 'trl-vllm-serve']).default('vllm'),
     model: z.string().min(1).describe('Model path or id to serve.'),

@@ -3,7 +3,7 @@ import type { RunRecord } from './run-record';
 import type { RunSpec } from './run-spec';
 
 /** What a scheduler records about a started job (into run.json). */
-export interface StartedJob {
+interface StartedJob {
   pid?: number;
   pgid?: number;
   jobId?: string;

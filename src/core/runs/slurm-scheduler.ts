@@ -23,7 +23,7 @@ const RAY_PORT = 6379;
  *   accelerate: trl/cli/commands/training.py, TRL 1.10);
  * - `torchrun`: verl SFT (`torchrun --nnodes`) the same way, with --node_rank/--master_addr/--master_port.
  */
-export function multiNodeMode(spec: ReadyRun['spec']): 'ray' | 'accelerate' | 'torchrun' | undefined {
+function multiNodeMode(spec: ReadyRun['spec']): 'ray' | 'accelerate' | 'torchrun' | undefined {
   if ((spec.resources?.nodes ?? 1) < 2) return undefined;
   return trainerFor(spec.framework).multiNode(spec);
 }
@@ -84,7 +84,7 @@ export function renderSbatchScript(run: ReadyRun): string {
 }
 
 /** node.sh: launch.sh with this task's launcher flags; task 0 writes output.log, the others output-node<N>.log. */
-export function renderNodeScript(run: ReadyRun, mode: 'accelerate' | 'torchrun'): string {
+function renderNodeScript(run: ReadyRun, mode: 'accelerate' | 'torchrun'): string {
   const nodes = run.spec.resources?.nodes ?? 1;
   const flags = mode === 'accelerate'
     ? `--num_machines ${nodes} --machine_rank "$SLURM_PROCID" --main_process_ip "$MEDRL_HEAD_ADDR" --main_process_port "$MEDRL_HEAD_PORT"`

@@ -31,7 +31,7 @@ export interface SubmitRequest {
 }
 
 /** A run ready to be written to its host: its id, folder, record and every file of its folder. */
-export interface PreparedRun {
+interface PreparedRun {
   id: string;
   dir: string;
   workdir: string;
@@ -46,7 +46,7 @@ export interface PreparedRun {
 }
 
 /** What a run is prepared with beyond its request: an id, the trainer version on the host, a reward upload already read. */
-export interface PrepareOptions {
+interface PrepareOptions {
   id?: string;
   version?: string;
   reward?: RewardUpload;

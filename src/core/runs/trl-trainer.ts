@@ -25,7 +25,7 @@ export const TRL_FILES = {
 const BUILDERS: Record<string, string> = { '.json': 'json', '.jsonl': 'json', '.ndjson': 'json', '.parquet': 'parquet', '.csv': 'csv', '.arrow': 'arrow', '.txt': 'text' };
 
 /** The datasets builder that reads this path as a data file; undefined for a folder (or anything else). */
-export function dataFileBuilder(path: string): string | undefined {
+function dataFileBuilder(path: string): string | undefined {
   return BUILDERS[posix.extname(path)];
 }
 

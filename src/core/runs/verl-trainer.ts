@@ -13,7 +13,7 @@ export function hydraValue(v: OverrideValue): string {
 }
 
 /** A string we generate (a path, a name) quoted for Hydra when it has characters its grammar treats specially. */
-export function hydraString(s: string): string {
+function hydraString(s: string): string {
   return /^[A-Za-z0-9_./~+@:-]+$/.test(s) ? s : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 

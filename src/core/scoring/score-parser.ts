@@ -5,7 +5,7 @@ export type ScoreParser =
   | { kind: 'json'; field: string }
   | { kind: 'regex'; pattern: string };
 
-export interface ParsedScore {
+interface ParsedScore {
   score: number | null;
   /** The label or JSON object found, when there is one. */
   detail: Record<string, unknown> | null;

@@ -17,7 +17,7 @@ export interface Service {
   port: number;
 }
 
-export type ServiceState = 'starting' | 'ready' | 'failed' | 'stopped';
+type ServiceState = 'starting' | 'ready' | 'failed' | 'stopped';
 
 export interface ServiceStatus {
   state: ServiceState;
@@ -39,7 +39,7 @@ function toService(record: RunRecord): Service | undefined {
 }
 
 /** A free TCP port on the host (the kernel picks it). */
-export async function freePortOn(host: Host): Promise<number> {
+async function freePortOn(host: Host): Promise<number> {
   const r = await execChecked(host, `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'`);
   const port = Number(r.stdout.trim());
   if (!Number.isInteger(port) || port <= 0) throw new Error(`${host.name}: could not find a free port: ${r.stdout}${r.stderr}`);
@@ -47,7 +47,7 @@ export async function freePortOn(host: Host): Promise<number> {
 }
 
 /** The host's fully qualified name as it says it (`hostname -f`, else `hostname`): what the other nodes of a cluster resolve. */
-export async function hostAddress(host: Host): Promise<string> {
+async function hostAddress(host: Host): Promise<string> {
   const name = (await execChecked(host, 'hostname -f 2>/dev/null || hostname')).stdout.trim();
   if (!/^[A-Za-z0-9.-]+$/.test(name)) throw new Error(`${host.name}: hostname printed "${name}": give the service an address: in the spec`);
   return name;

@@ -9,8 +9,7 @@ import type { RunSpec } from '../runs/run-spec';
 import { RAY_NO_SECRETS } from '../runs/ray-scheduler';
 
 /** Tokens a run gets as secrets when the user has one: Hugging Face (gated models, uploads) and W&B (with spec.wandb). */
-export const TOKENS = ['HF_TOKEN', 'WANDB_API_KEY'] as const;
-export type TokenName = (typeof TOKENS)[number];
+export type TokenName = 'HF_TOKEN' | 'WANDB_API_KEY';
 
 /**
  * Where a run's secret values come from: the extension's is VS Code SecretStorage, the CLI's the user's own
@@ -37,7 +36,7 @@ export function environmentSecrets(env: NodeJS.ProcessEnv = process.env): Secret
 }
 
 /** A server as a run reaches it: base URL ending in /v1, the model name to ask for, and its key if it has one. */
-export interface Endpoint {
+interface Endpoint {
   url: string;
   model: string;
   apiKey?: string;

@@ -7,7 +7,7 @@ import type { Ctx } from '../ctx';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
 import { rowAndField } from '../../core/format/row-line';
 
-export type InspectionState = { state: 'running' } | { state: 'done'; summary: DatasetSummary; mtimeMs: number } | { state: 'failed'; error: string };
+type InspectionState = { state: 'running' } | { state: 'done'; summary: DatasetSummary; mtimeMs: number } | { state: 'failed'; error: string };
 
 /** Files up to this size are inspected as soon as the tree shows them; larger ones when the user validates or previews them. */
 export const AUTO_INSPECT_BYTES = 64 * 1024 * 1024;

@@ -11,7 +11,7 @@ import { FunctionScorer, JudgeSamplesScorer, type Scorer } from '../../core/rewa
 import type { RewardSample, ScoreResult } from '../../core/scoring/sample';
 import { judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
 import { describeParser } from '../../core/scoring/score-parser';
-import { formatProblem } from '../../core/errors/located-error';
+import { errorMessage, formatProblem } from '../../core/errors/located-error';
 import { fromPlayground, toPlayground, type FromPlayground, type ScorerRef, type ToPlayground } from '../../protocol/playground';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import type { Ctx } from '../ctx';
@@ -174,7 +174,7 @@ export class RewardPlayground implements vscode.Disposable {
       for (const p of rollouts.problems) this.ctx.log.warn(`back-test: ${formatProblem(p)}`);
       this.setSamples(rollouts.samples, `${run.host}:${run.dir}/rollouts (${new Set(rollouts.origins.map((o) => o.step)).size} steps)`, rollouts.problems.filter((p) => p.severity === 'error').map(formatProblem));
     } catch (err) {
-      this.post({ type: 'notice', level: 'error', message: `cannot read the rollouts of ${run.dir}: ${err instanceof Error ? err.message : String(err)}` });
+      this.post({ type: 'notice', level: 'error', message: `cannot read the rollouts of ${run.dir}: ${errorMessage(err)}` });
     }
   }
 
@@ -203,7 +203,7 @@ export class RewardPlayground implements vscode.Disposable {
     if (!fn) {
       const host = await this.pool.get(hostName);
       const judge = await this.judge(undefined).catch((err: unknown) => {
-        this.ctx.log.warn(`reward playground: no judge for reward functions: ${err instanceof Error ? err.message : String(err)}`);
+        this.ctx.log.warn(`reward playground: no judge for reward functions: ${errorMessage(err)}`);
         return undefined;
       });
       fn = new FunctionScorer({
@@ -289,7 +289,7 @@ export class RewardPlayground implements vscode.Disposable {
       const agree = against ? agreement(indexes.map((i) => this.results.a[i]?.score), other, msg.threshold) : null;
       this.post({ type: 'runDone', cancelled: abort.signal.aborted, agreement: agree ? { ...agree, disagreements: agree.disagreements.map((k) => indexes[k]!) } : null, against, casesChecked: subset.some((s) => s.expected !== undefined) });
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       this.ctx.log.error(`reward playground: ${message}`);
       this.post({ type: 'notice', level: 'error', message });
       this.post({ type: 'runDone', cancelled: true, agreement: null, against: null, casesChecked: false });
@@ -314,7 +314,7 @@ export class RewardPlayground implements vscode.Disposable {
       return;
     }
     const { path, cases, problems } = await loadCases(await this.pool.get(LOCAL_HOST), ref.path).catch((err: unknown) => {
-      throw new Error(`no regression cases for ${vscode.workspace.asRelativePath(ref.path)}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`no regression cases for ${vscode.workspace.asRelativePath(ref.path)}: ${errorMessage(err)}`);
     });
     this.setSamples(cases, vscode.workspace.asRelativePath(path), problems.map(formatProblem));
   }

@@ -14,7 +14,7 @@ import { treeGate, type MessageNode } from '../tree-gate';
  * A run in the tree is also a run ref (`{ host, dir, framework, id }`), so commands of other features (dashboard, replay,
  * checkpoints) can be put on its context menu and receive what they expect.
  */
-export interface RunNode {
+interface RunNode {
   kind: 'run';
   run: RunInfo;
   host: string;
@@ -23,7 +23,7 @@ export interface RunNode {
   id: string;
 }
 
-export function runNode(run: RunInfo): RunNode {
+function runNode(run: RunInfo): RunNode {
   return { kind: 'run', run, host: run.host, dir: run.record.dir, framework: run.record.framework, id: run.record.id };
 }
 

@@ -2,8 +2,9 @@ import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import type { Ctx } from '../ctx';
+import { errorMessage } from '../../core/errors/located-error';
 
-export interface WebviewPanelOptions<ToWebview extends z.ZodType, FromWebview extends z.ZodType> {
+interface WebviewPanelOptions<ToWebview extends z.ZodType, FromWebview extends z.ZodType> {
   viewType: string;
   title: string;
   /** The webview's folder under webview/, built to dist/webview/NAME.js (and NAME.css when it imports CSS). */
@@ -57,7 +58,7 @@ export function openWebviewPanel<ToWebview extends z.ZodType, FromWebview extend
     try {
       await opts.onMessage(parsed.data, post);
     } catch (err) {
-      ctx.log.error(`${opts.viewType}: ${err instanceof Error ? err.message : String(err)}`);
+      ctx.log.error(`${opts.viewType}: ${errorMessage(err)}`);
       throw err;
     }
   });
@@ -65,7 +66,7 @@ export function openWebviewPanel<ToWebview extends z.ZodType, FromWebview extend
   return { panel, post };
 }
 
-export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, bundle: string, title: string): string {
+function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, bundle: string, title: string): string {
   const nonce = randomBytes(18).toString('base64');
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', `${bundle}.js`));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', `${bundle}.css`));
@@ -91,7 +92,7 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, b
 <link rel="stylesheet" href="${style.toString()}" nonce="${nonce}">
 </head>
 <body>
-<div id="app" data-nonce="${nonce}"></div>
+<div id="app"></div>
 <script type="module" nonce="${nonce}" src="${script.toString()}"></script>
 </body>
 </html>`;

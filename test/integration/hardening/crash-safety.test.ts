@@ -36,8 +36,8 @@ function runningSshJobs(runsDir: string): Set<string> {
   const ids = new Set<string>();
   const prefix = `${runsDir}/`;
   for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    let args = '';
-    let env = '';
+    let args: string;
+    let env: string;
     try {
       args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
       env = readFileSync(`/proc/${pid}/environ`, 'utf8');
