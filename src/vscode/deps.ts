@@ -10,6 +10,9 @@ import type { CheckpointsTree } from './checkpoints/checkpoints-tree';
 import type { ServicesTree } from './services/services-tree';
 import type { ServiceKeys } from './services/service-keys';
 import type { RewardPlayground } from './reward/playground-panel';
+import type { RunSpecs } from './runs/run-specs';
+import type { RunLogFollowers } from './runs/run-log-followers';
+import type { SecretSource } from '../core/submit/run-environment';
 
 /**
  * What the features of the window share, built once in extension.ts (createDeps) and handed whole to every command.
@@ -34,6 +37,12 @@ export interface Deps {
   /** The API keys of the services this window started (SecretStorage). */
   serviceKeys: ServiceKeys;
   playground: RewardPlayground;
+  /** The run specs of the workspace, checked as they are opened and saved. */
+  runSpecs: RunSpecs;
+  /** The run logs followed in output channels. */
+  runLogs: RunLogFollowers;
+  /** What runs get from SecretStorage: judge and service keys, tokens. */
+  runSecrets: SecretSource;
 }
 
 /** A command's handler; VS Code passes the arguments (a tree node, a URI, the selection). */

@@ -17,10 +17,13 @@ import { CheckpointsTree } from './checkpoints/checkpoints-tree';
 import { CHECKPOINT_COMMANDS } from './checkpoints/checkpoint-commands';
 import { ServicesTree } from './services/services-tree';
 import { ServiceKeys } from './services/service-keys';
-import { registerServiceCommands } from './services/service-commands';
+import { SERVICE_COMMANDS } from './services/service-commands';
 import { METRICS_COMMANDS } from './metrics/metrics-commands';
 import { RunsTree } from './runs/runs-tree';
-import { registerRunCommands } from './runs/run-commands';
+import { RUN_COMMANDS } from './runs/run-commands';
+import { RunSpecs } from './runs/run-specs';
+import { RunLogFollowers } from './runs/run-log-followers';
+import { RUN_FILE_SCHEME, RunFileProvider } from './runs/run-file-provider';
 import { TOKEN_COMMANDS, secretStorageSource } from './runs/run-secrets';
 import { EPISODE_COMMANDS } from './episodes/episode-commands';
 import { errorMessage } from '../core/errors/located-error';
@@ -37,14 +40,9 @@ export function activate(extension: vscode.ExtensionContext): void {
   const deps = createDeps(ctx);
   for (const table of FEATURE_COMMANDS) registerCommands(deps, table);
   registerRewardCodeLens(deps);
-  // Services and runs register their commands themselves until they are split into command functions (deps.ts says how).
-  const { state, pool, trees, serviceKeys } = deps;
-  registerServiceCommands(ctx, state, pool, trees.services, serviceKeys);
-  // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
-  registerRunCommands(ctx, state, pool, trees.runs, secretStorageSource(ctx, serviceKeys));
   const log = ctx.log;
   // medrl.yaml is read after activate returns, so activation stays fast; the views fill in when it is loaded.
-  state.reload().catch((err: unknown) => log.error(`reading medrl.yaml: ${errorMessage(err)}`));
+  deps.state.reload().catch((err: unknown) => log.error(`reading medrl.yaml: ${errorMessage(err)}`));
   logActivation(ctx, extension, performance.now() - started, process.cpuUsage(cpu0));
 }
 
@@ -82,7 +80,12 @@ function createDeps(ctx: Ctx): Deps {
   const previews = new DatasetPreviews(ctx, pool, inspections);
   const playground = new RewardPlayground(ctx, state, pool);
   ctx.push(previews, playground);
-  return { ctx, state, pool, trees: { hosts, runs, datasets, checkpoints, services }, inspections, previews, serviceKeys, playground };
+  const runSpecs = new RunSpecs();
+  const runLogs = new RunLogFollowers(ctx, state, pool);
+  ctx.push(runSpecs, vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)), runLogs);
+  // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
+  const runSecrets = secretStorageSource(ctx, serviceKeys);
+  return { ctx, state, pool, trees: { hosts, runs, datasets, checkpoints, services }, inspections, previews, serviceKeys, playground, runSpecs, runLogs, runSecrets };
 }
 
 /** Commands of the window as a whole. */
@@ -92,7 +95,7 @@ const WINDOW_COMMANDS: CommandTable = {
 };
 
 /** Every feature's command table (deps.ts describes the pattern). */
-const FEATURE_COMMANDS: CommandTable[] = [WINDOW_COMMANDS, CONFIG_COMMANDS, DEMO_COMMANDS, HOST_COMMANDS, DATASET_COMMANDS, CHECKPOINT_COMMANDS, REWARD_COMMANDS, METRICS_COMMANDS, TOKEN_COMMANDS, EPISODE_COMMANDS];
+const FEATURE_COMMANDS: CommandTable[] = [WINDOW_COMMANDS, CONFIG_COMMANDS, DEMO_COMMANDS, HOST_COMMANDS, DATASET_COMMANDS, CHECKPOINT_COMMANDS, SERVICE_COMMANDS, REWARD_COMMANDS, METRICS_COMMANDS, RUN_COMMANDS, TOKEN_COMMANDS, EPISODE_COMMANDS];
 
 function showLogCommand({ ctx }: Deps) {
   return (): void => ctx.log.show();

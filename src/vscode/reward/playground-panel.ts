@@ -28,6 +28,15 @@ export interface PlaygroundArgs {
   run?: RunRef;
 }
 
+type RunMessage = Extract<FromPlayground, { type: 'run' }>;
+
+/** What a run scores: the samples picked (and their indexes among all samples) and the host of reward functions. */
+interface RunBatch {
+  indexes: number[];
+  subset: RewardSample[];
+  hostEntry: ResolvedHost;
+}
+
 /**
  * The reward playground: one panel per window. It keeps a persistent worker per reward function and the judges it
  * opened for as long as it is open, so the second run of a function starts at once.
@@ -44,7 +53,7 @@ export class RewardPlayground implements vscode.Disposable {
   private running: AbortController | undefined;
   private selected: ScorerRef | undefined;
 
-  private readonly subscriptions: vscode.Disposable[];
+  private readonly disposables: vscode.Disposable[];
 
   constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {
     // A changed medrl.yaml or judge key must reach the next run: workers and judges start again with the new settings.
@@ -53,7 +62,7 @@ export class RewardPlayground implements vscode.Disposable {
       this.disposeScorers();
       if (this.view) void this.sendInit();
     };
-    this.subscriptions = [state.onDidChange(restart), ctx.extension.secrets.onDidChange((e) => { if (e.key.startsWith('medrl.judgeApiKey.')) restart(); })];
+    this.disposables = [state.onDidChange(restart), ctx.extension.secrets.onDidChange((e) => { if (e.key.startsWith('medrl.judgeApiKey.')) restart(); })];
   }
 
   open(args?: PlaygroundArgs): void {
@@ -224,26 +233,10 @@ export class RewardPlayground implements vscode.Disposable {
     return fn;
   }
 
-  private async run(msg: Extract<FromPlayground, { type: 'run' }>): Promise<void> {
-    if (!vscode.workspace.isTrusted) {
-      this.post({ type: 'notice', level: 'error', message: 'Trust this workspace to run reward functions and judges.' });
-      return;
-    }
-    if (this.running) {
-      this.post({ type: 'notice', level: 'error', message: 'A run is going on: cancel it first.' });
-      return;
-    }
-    const indexes = msg.indexes ?? this.samples.map((_, i) => i);
-    const subset = indexes.map((i) => this.samples[i]!).filter(Boolean);
-    if (!subset.length) {
-      this.post({ type: 'notice', level: 'error', message: 'No samples: load a dataset or add one by hand.' });
-      return;
-    }
-    const hostEntry = this.hosts().find((h) => h.name === msg.host);
-    if (!hostEntry) {
-      this.post({ type: 'notice', level: 'error', message: `No host "${msg.host}" in medrl.yaml: pick one of ${this.hosts().map((h) => h.name).join(', ')}.` });
-      return;
-    }
+  private async run(msg: RunMessage): Promise<void> {
+    const batch = this.runBatch(msg);
+    if (!batch) return;
+    const { subset, hostEntry } = batch;
     const sides: Array<['a' | 'b', ScorerRef]> = [['a', msg.a], ...(msg.b ? [['b', msg.b] as ['b', ScorerRef]] : [])];
     const abort = new AbortController();
     this.running = abort;
@@ -254,40 +247,9 @@ export class RewardPlayground implements vscode.Disposable {
       this.post({ type: 'runStarted', sides: sides.map(([s]) => s), labels: { ...this.labels }, total: subset.length });
       await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'MedRL: reward playground', cancellable: true }, async (progress, token) => {
         token.onCancellationRequested(() => abort.abort());
-        let done = 0;
-        const total = subset.length * scorers.length;
-        await Promise.all(scorers.map(async ([side, scorer]) => {
-          const pending: ScoreResult[] = [];
-          let count = 0;
-          const flush = () => {
-            if (!pending.length) return;
-            this.post({ type: 'results', side, results: pending.splice(0), done: count, total: subset.length });
-          };
-          const timer = setInterval(flush, 150);
-          try {
-            await scorer.run(subset, {
-              signal: abort.signal,
-              bypassCache: msg.bypassCache,
-              onResult: (r) => {
-                const result = { ...r, index: indexes[r.index]! };
-                this.results[side][result.index] = result;
-                pending.push(result);
-                count++;
-                done++;
-                progress.report({ message: `${done}/${total} scored`, increment: 100 / total });
-              },
-            });
-          } finally {
-            clearInterval(timer);
-            flush();
-          }
-        }));
+        await this.scoreAll(scorers, batch, { signal: abort.signal, bypassCache: msg.bypassCache }, progress);
       });
-      // Side by side: A against B; alone on rollout dumps: A against the scores from training (back-test).
-      const against = msg.b ? 'b' : subset.some((s) => s.trainingScore !== undefined) ? 'training' : null;
-      const other = against === 'b' ? indexes.map((i) => this.results.b[i]?.score) : subset.map((s) => s.trainingScore);
-      const agree = against ? agreement(indexes.map((i) => this.results.a[i]?.score), other, msg.threshold) : null;
-      this.post({ type: 'runDone', cancelled: abort.signal.aborted, agreement: agree ? { ...agree, disagreements: agree.disagreements.map((k) => indexes[k]!) } : null, against, casesChecked: subset.some((s) => s.expected !== undefined) });
+      this.post({ type: 'runDone', cancelled: abort.signal.aborted, ...this.agreementOf(msg, batch), casesChecked: subset.some((s) => s.expected !== undefined) });
     } catch (err) {
       const message = errorMessage(err);
       this.ctx.log.error(`reward playground: ${message}`);
@@ -296,6 +258,74 @@ export class RewardPlayground implements vscode.Disposable {
     } finally {
       this.running = undefined;
     }
+  }
+
+  /** The samples and host a run asks for; undefined, with a notice to the webview, when it cannot start. */
+  private runBatch(msg: RunMessage): RunBatch | undefined {
+    if (!vscode.workspace.isTrusted) {
+      this.post({ type: 'notice', level: 'error', message: 'Trust this workspace to run reward functions and judges.' });
+      return undefined;
+    }
+    if (this.running) {
+      this.post({ type: 'notice', level: 'error', message: 'A run is going on: cancel it first.' });
+      return undefined;
+    }
+    const indexes = msg.indexes ?? this.samples.map((_, i) => i);
+    const subset = indexes.map((i) => this.samples[i]!).filter(Boolean);
+    if (!subset.length) {
+      this.post({ type: 'notice', level: 'error', message: 'No samples: load a dataset or add one by hand.' });
+      return undefined;
+    }
+    const hostEntry = this.hosts().find((h) => h.name === msg.host);
+    if (!hostEntry) {
+      this.post({ type: 'notice', level: 'error', message: `No host "${msg.host}" in medrl.yaml: pick one of ${this.hosts().map((h) => h.name).join(', ')}.` });
+      return undefined;
+    }
+    return { indexes, subset, hostEntry };
+  }
+
+  /** Scores the batch with every side's scorer at once; one progress bar counts them all. */
+  private async scoreAll(scorers: ReadonlyArray<readonly ['a' | 'b', Scorer]>, batch: RunBatch, opts: { signal: AbortSignal; bypassCache: boolean }, progress: vscode.Progress<{ message?: string; increment?: number }>): Promise<void> {
+    let done = 0;
+    const total = batch.subset.length * scorers.length;
+    await Promise.all(scorers.map(([side, scorer]) => this.scoreSide(side, scorer, batch, opts, () => {
+      done++;
+      progress.report({ message: `${done}/${total} scored`, increment: 100 / total });
+    })));
+  }
+
+  /** One side's scores, kept for export and posted to the webview in batches every 150 ms. */
+  private async scoreSide(side: 'a' | 'b', scorer: Scorer, { indexes, subset }: RunBatch, opts: { signal: AbortSignal; bypassCache: boolean }, onScored: () => void): Promise<void> {
+    const pending: ScoreResult[] = [];
+    let count = 0;
+    const flush = () => {
+      if (!pending.length) return;
+      this.post({ type: 'results', side, results: pending.splice(0), done: count, total: subset.length });
+    };
+    const timer = setInterval(flush, 150);
+    try {
+      await scorer.run(subset, {
+        ...opts,
+        onResult: (r) => {
+          const result = { ...r, index: indexes[r.index]! };
+          this.results[side][result.index] = result;
+          pending.push(result);
+          count++;
+          onScored();
+        },
+      });
+    } finally {
+      clearInterval(timer);
+      flush();
+    }
+  }
+
+  /** Side by side: A against B; alone on rollout dumps: A against the scores from training (back-test). */
+  private agreementOf(msg: RunMessage, { indexes, subset }: RunBatch): Pick<Extract<ToPlayground, { type: 'runDone' }>, 'agreement' | 'against'> {
+    const against = msg.b ? 'b' : subset.some((s) => s.trainingScore !== undefined) ? 'training' : null;
+    const other = against === 'b' ? indexes.map((i) => this.results.b[i]?.score) : subset.map((s) => s.trainingScore);
+    const agree = against ? agreement(indexes.map((i) => this.results.a[i]?.score), other, msg.threshold) : null;
+    return { agreement: agree ? { ...agree, disagreements: agree.disagreements.map((k) => indexes[k]!) } : null, against };
   }
 
   private async saveCases(ref: ScorerRef): Promise<void> {
@@ -336,7 +366,7 @@ export class RewardPlayground implements vscode.Disposable {
   }
 
   dispose(): void {
-    for (const d of this.subscriptions) d.dispose();
+    for (const d of this.disposables) d.dispose();
     this.running?.abort();
     this.view?.panel.dispose();
     this.disposeScorers();
