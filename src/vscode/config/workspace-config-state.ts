@@ -37,6 +37,12 @@ export class WorkspaceConfigState implements vscode.Disposable {
     return this.current?.config;
   }
 
+  /** The loaded medrl.yaml, for work that needs its hosts or services; a plain error while it is missing or invalid. */
+  requireConfig(): WorkspaceConfig {
+    if (!this.config) throw new Error('medrl.yaml is missing or has problems: see the Problems panel');
+    return this.config;
+  }
+
   get problems(): Problem[] {
     return this.current?.problems ?? [];
   }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
-import { workspaceHosts, type WorkspaceConfig } from '../../core/config/workspace-config';
+import { workspaceHosts } from '../../core/config/workspace-config';
 import { LocatedError } from '../../core/errors/located-error';
 import { parseRunSpec } from '../../core/runs/load-run-spec';
 import { prepareRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
@@ -28,11 +28,6 @@ function runOf(arg: unknown, tree: RunsTree): RunInfo {
   return found;
 }
 
-export function requireConfig(state: WorkspaceConfigState): WorkspaceConfig {
-  if (!state.config) throw new Error('medrl.yaml is missing or has problems: see the Problems panel');
-  return state.config;
-}
-
 /** Submit, preview, cancel, rerun, clone and open runs, from the editor, the Runs view and the command palette. */
 export const RUN_COMMANDS: CommandTable = {
   'medrl.submitRun': submitRunCommand,
@@ -55,7 +50,7 @@ async function requestFor({ state, pool, runSecrets }: Deps, uri: vscode.Uri, sp
   const root = state.root;
   if (!root) throw new Error('open the workspace folder that holds medrl.yaml first');
   // The same host and run environment as `medrl submit` (services' URLs, judge, tokens); the secrets from SecretStorage.
-  return submitRequest({ spec, specText: text, specFile: uri.fsPath, config: requireConfig(state), workspaceRoot: root.fsPath, pool, secrets: runSecrets });
+  return submitRequest({ spec, specText: text, specFile: uri.fsPath, config: state.requireConfig(), workspaceRoot: root.fsPath, pool, secrets: runSecrets });
 }
 
 async function submitText(deps: Deps, uri: vscode.Uri, spec: RunSpec, text: string, specDoc?: vscode.TextDocument): Promise<void> {

@@ -6,7 +6,6 @@ import { followRun } from '../../core/runs/follow-log';
 import type { RunInfo } from '../../core/runs/list-runs';
 import type { Ctx } from '../ctx';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
-import { requireConfig } from './run-commands';
 
 /** The runs whose logs the window follows, each into its own output channel, stopped when the window closes. */
 export class RunLogFollowers implements vscode.Disposable {
@@ -22,12 +21,14 @@ export class RunLogFollowers implements vscode.Disposable {
       existing.channel.show(true);
       return;
     }
+    // The host first: a run whose host cannot be reached leaves no empty channel behind.
+    const runsDir = findHost(this.state.requireConfig(), run.host).runsDir;
+    const host = await this.pool.get(run.host);
+    if (this.followers.has(key)) return this.followers.get(key)!.channel.show(true);
     const channel = vscode.window.createOutputChannel(`MedRL Run: ${run.record.name} (${run.host})`);
     const abort = new AbortController();
     this.followers.set(key, { channel, abort });
     channel.show(true);
-    const host = await this.pool.get(run.host);
-    const runsDir = findHost(requireConfig(this.state), run.host).runsDir;
     void (async () => {
       try {
         for await (const line of followRun(host, runsDir, run.record, { signal: abort.signal, pollMs: 1000 })) channel.appendLine(line);
