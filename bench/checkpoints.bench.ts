@@ -24,11 +24,18 @@ function median(xs: number[]): number {
 /** ssh2's own fastGet (64 SFTP reads in flight) on a fresh connection: what SFTP through ssh2 reaches. */
 async function ssh2FastGet(sshd: SshdFixture, file: string, dest: string): Promise<number> {
   const c = new Client();
-  await new Promise<void>((res, rej) => c.on('ready', () => res()).on('error', rej).connect({ host: '127.0.0.1', port: sshd.port, username: 'root', privateKey: readFileSync(sshd.clientKey) }));
+  await new Promise<void>((res, rej) =>
+    c
+      .on('ready', () => res())
+      .on('error', rej)
+      .connect({ host: '127.0.0.1', port: sshd.port, username: 'root', privateKey: readFileSync(sshd.clientKey) }),
+  );
   try {
     const sftp = await new Promise<SFTPWrapper>((res, rej) => c.sftp((e, s) => (e ? rej(e) : res(s))));
     const t = performance.now();
-    await new Promise<void>((res, rej) => sftp.fastGet(file, dest, { concurrency: 64, chunkSize: 256 * 1024 }, (e) => (e ? rej(e) : res())));
+    await new Promise<void>((res, rej) =>
+      sftp.fastGet(file, dest, { concurrency: 64, chunkSize: 256 * 1024 }, (e) => (e ? rej(e) : res())),
+    );
     const s = (performance.now() - t) / 1000;
     rmSync(dest);
     return s;
@@ -51,7 +58,10 @@ async function main(): Promise<void> {
     const env = { ...process.env, HOME: sshd.home };
     const timed = (label: string, argv: string[]): number => {
       const t = performance.now();
-      const r = spawnSync(argv[0]!, argv.slice(1), { env, input: argv[0] === 'sftp' ? `get '${file}' '${join(out, label)}'\n` : undefined });
+      const r = spawnSync(argv[0]!, argv.slice(1), {
+        env,
+        input: argv[0] === 'sftp' ? `get '${file}' '${join(out, label)}'\n` : undefined,
+      });
       if (r.status !== 0) throw new Error(`${label} failed: ${r.stderr.toString()}`);
       const s = (performance.now() - t) / 1000;
       if (statSync(join(out, label)).size !== bytes) throw new Error(`${label}: wrong size`);
@@ -81,19 +91,24 @@ async function main(): Promise<void> {
       ];
       for (const turn of i % 2 ? turns.reverse() : turns) await turn();
       ratios.push(Math.min(runs.sftp[i]!, runs.scp[i]!) / runs.ours[i]!);
-      console.log(`round ${i + 1}: ours ${mbps(bytes, runs.ours[i]!).toFixed(0)}, sftp ${mbps(bytes, runs.sftp[i]!).toFixed(0)}, scp ${mbps(bytes, runs.scp[i]!).toFixed(0)}, ours+sha256 ${mbps(bytes, runs.oursVerified[i]!).toFixed(0)} MiB/s; ours / best OpenSSH ${ratios[i]!.toFixed(2)}x`);
+      console.log(
+        `round ${i + 1}: ours ${mbps(bytes, runs.ours[i]!).toFixed(0)}, sftp ${mbps(bytes, runs.sftp[i]!).toFixed(0)}, scp ${mbps(bytes, runs.scp[i]!).toFixed(0)}, ours+sha256 ${mbps(bytes, runs.oursVerified[i]!).toFixed(0)} MiB/s; ours / best OpenSSH ${ratios[i]!.toFixed(2)}x`,
+      );
     }
     const fastGet = await ssh2FastGet(sshd, file, join(out, 'fastget'));
     const med = { sftp: median(runs.sftp), scp: median(runs.scp), ours: median(runs.ours), oursVerified: median(runs.oursVerified) };
     const openssh = Math.min(med.sftp, med.scp);
-    const line = (label: string, s: number) => `${label.padEnd(44)} ${s.toFixed(2).padStart(7)} s  ${mbps(bytes, s).toFixed(0).padStart(5)} MiB/s`;
+    const line = (label: string, s: number) =>
+      `${label.padEnd(44)} ${s.toFixed(2).padStart(7)} s  ${mbps(bytes, s).toFixed(0).padStart(5)} MiB/s`;
     console.log(`download of a ${SIZE_MB} MiB file over loopback SSH (2 cores shared), medians of ${ROUNDS} rounds`);
     console.log(line('OpenSSH sftp (get)', med.sftp));
     console.log(line('OpenSSH scp', med.scp));
     console.log(line('ssh2 fastGet (SFTP through ssh2, one round)', fastGet));
     console.log(line('ours, verify off (no hashing)', med.ours));
     console.log(line('ours + sha256 on both sides (the default)', med.oursVerified));
-    console.log(`ratio ours / best OpenSSH (throughput, medians): ${(openssh / med.ours).toFixed(2)}x (target >= 0.8x); median of the per-round ratios: ${median(ratios).toFixed(2)}x; with sha256 verification: ${(openssh / med.oursVerified).toFixed(2)}x; ours / ssh2 fastGet: ${(fastGet / med.ours).toFixed(2)}x`);
+    console.log(
+      `ratio ours / best OpenSSH (throughput, medians): ${(openssh / med.ours).toFixed(2)}x (target >= 0.8x); median of the per-round ratios: ${median(ratios).toFixed(2)}x; with sha256 verification: ${(openssh / med.oursVerified).toFixed(2)}x; ours / ssh2 fastGet: ${(fastGet / med.ours).toFixed(2)}x`,
+    );
   } finally {
     rmSync(out, { recursive: true, force: true });
     rmSync(file, { force: true });

@@ -15,13 +15,19 @@ const SOURCES = ['pubmedqa', 'medec', 'medqa'];
 const NOTE = 'A 58-year-old man presents with two days of fever, productive cough and pleuritic chest pain. ';
 
 function row(i: number, repeat: number) {
-  return { data_source: SOURCES[i % 3], prompt: [{ role: 'user', content: `Case ${i}: ${NOTE.repeat(repeat)}` }], ability: 'medical', reward_model: { style: 'rule', ground_truth: i % 2 ? 'yes' : 'no' }, extra_info: { index: i } };
+  return {
+    data_source: SOURCES[i % 3],
+    prompt: [{ role: 'user', content: `Case ${i}: ${NOTE.repeat(repeat)}` }],
+    ability: 'medical',
+    reward_model: { style: 'rule', ground_truth: i % 2 ? 'yes' : 'no' },
+    extra_info: { index: i },
+  };
 }
 
 function generateJsonl(file: string, bytes: number): number {
   const fd = openSync(file, 'w');
   let n = 0;
-  for (let written = 0; written < bytes; ) {
+  for (let written = 0; written < bytes;) {
     const lines: string[] = [];
     for (let i = 0; i < 2000; i++) lines.push(JSON.stringify(row(n++, 18)));
     const chunk = Buffer.from(lines.join('\n') + '\n');
@@ -35,7 +41,9 @@ function generateJsonl(file: string, bytes: number): number {
 const ms = (t: number) => performance.now() - t;
 const fmt = (x: number) => `${x.toFixed(1)} ms`;
 function line(name: string, value: number, baseName: string, base: number): void {
-  console.log(`${name.padEnd(44)} ${fmt(value).padStart(12)}   ${baseName.padEnd(34)} ${fmt(base).padStart(12)}   ratio ${(value / base).toFixed(2)}x`);
+  console.log(
+    `${name.padEnd(44)} ${fmt(value).padStart(12)}   ${baseName.padEnd(34)} ${fmt(base).padStart(12)}   ratio ${(value / base).toFixed(2)}x`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -76,7 +84,9 @@ async function main(): Promise<void> {
     const scan = ms(t);
     if (count !== wc || count !== rows) throw new Error(`row count ${count}, wc -l ${wc}, generated ${rows}`);
     line(`scan: ${count} rows + data_source counts`, scan, 'wc -l', wcMs);
-    console.log(`  data_source: ${JSON.stringify(sources)}; ${(size / 1024 ** 2 / (scan / 1000)).toFixed(0)} MiB/s vs wc -l ${(size / 1024 ** 2 / (wcMs / 1000)).toFixed(0)} MiB/s`);
+    console.log(
+      `  data_source: ${JSON.stringify(sources)}; ${(size / 1024 ** 2 / (scan / 1000)).toFixed(0)} MiB/s vs wc -l ${(size / 1024 ** 2 / (wcMs / 1000)).toFixed(0)} MiB/s`,
+    );
     t = performance.now();
     const s = await inspectDataset(reader, { against: null });
     line(`full inspection (zod, duplicates, budget)`, ms(t), 'wc -l', wcMs);
@@ -97,10 +107,14 @@ async function main(): Promise<void> {
   try {
     const db = await (await DuckDBInstance.create(':memory:')).connect();
     t = performance.now();
-    const duck = (await db.runAndReadAll(`select data_source, count(*) as n from read_parquet('${parquet}') group by 1`)).getRowObjectsJson();
+    const duck = (
+      await db.runAndReadAll(`select data_source, count(*) as n from read_parquet('${parquet}') group by 1`)
+    ).getRowObjectsJson();
     const duckGroup = ms(t);
     t = performance.now();
-    await db.runAndReadAll(`select count(*), sum(length(prompt[1].content)), count(distinct reward_model.ground_truth) from read_parquet('${parquet}')`);
+    await db.runAndReadAll(
+      `select count(*), sum(length(prompt[1].content)), count(distinct reward_model.ground_truth) from read_parquet('${parquet}')`,
+    );
     const duckAll = ms(t);
     const reader = await openDataset(host, parquet);
     t = performance.now();

@@ -45,8 +45,11 @@ async function main(): Promise<void> {
     const p50 = jumps[100]!;
     const p99 = jumps[197]!;
     const peakMb = (peak - base) / 2 ** 20;
-    const row = (name: string, v: string, target: string, ratio: string) => console.log(`${name.padEnd(26)} ${v.padStart(12)}   target ${target.padEnd(10)} ${ratio}`);
-    console.log(`file: ${(size / 2 ** 30).toFixed(2)} GiB, ${episodes.toLocaleString('en')} episodes; baseline: reading the file once = ${readOnceMs.toFixed(0)} ms`);
+    const row = (name: string, v: string, target: string, ratio: string) =>
+      console.log(`${name.padEnd(26)} ${v.padStart(12)}   target ${target.padEnd(10)} ${ratio}`);
+    console.log(
+      `file: ${(size / 2 ** 30).toFixed(2)} GiB, ${episodes.toLocaleString('en')} episodes; baseline: reading the file once = ${readOnceMs.toFixed(0)} ms`,
+    );
     row('time to first episode', `${firstMs.toFixed(1)} ms`, '< 300 ms', `${(firstMs / readOnceMs).toFixed(5)} x read-once`);
     row('index (one pass)', `${indexMs.toFixed(0)} ms`, '(background)', `${(indexMs / readOnceMs).toFixed(2)} x read-once`);
     row('jump to any episode p50', `${p50.toFixed(2)} ms`, '< 50 ms', `${(p50 / readOnceMs).toFixed(6)} x read-once`);

@@ -34,17 +34,35 @@ async function main(): Promise<void> {
     const script = hostStatusScript(entry);
     t = performance.now();
     for (let i = 0; i < N; i++) {
-      const r = spawnSync('ssh', ['-F', sshd.sshConfigPath, '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${sshd.knownHostsPath}`, sshd.alias, `sh -c ${shellQuote(script)}`], { encoding: 'utf8', env: { ...process.env, HOME: sshd.home } });
+      const r = spawnSync(
+        'ssh',
+        [
+          '-F',
+          sshd.sshConfigPath,
+          '-o',
+          'BatchMode=yes',
+          '-o',
+          `UserKnownHostsFile=${sshd.knownHostsPath}`,
+          sshd.alias,
+          `sh -c ${shellQuote(script)}`,
+        ],
+        { encoding: 'utf8', env: { ...process.env, HOME: sshd.home } },
+      );
       if (r.status !== 0) throw new Error(`ssh failed: ${r.stderr}`);
-      if (parseHostStatus(r.stdout, 'ssh', { name: sshd.alias, runsDir: entry.runsDir }).runCount !== 100) throw new Error('wrong status over ssh');
+      if (parseHostStatus(r.stdout, 'ssh', { name: sshd.alias, runsDir: entry.runsDir }).runCount !== 100)
+        throw new Error('wrong status over ssh');
     }
     const perProcess = (performance.now() - t) / N;
-    console.log(`status query, N=${N}: reused ssh2 connection ${reused.toFixed(1)} ms/query; one ssh process per query (baseline) ${perProcess.toFixed(1)} ms/query; ratio ${(perProcess / reused).toFixed(1)}x (target >= 10x)`);
+    console.log(
+      `status query, N=${N}: reused ssh2 connection ${reused.toFixed(1)} ms/query; one ssh process per query (baseline) ${perProcess.toFixed(1)} ms/query; ratio ${(perProcess / reused).toFixed(1)}x (target >= 10x)`,
+    );
 
     const before = host.stats().roundTrips;
     t = performance.now();
     const s = await queryHostStatus(host, entry);
-    console.log(`refresh of a host with ${s.runCount} run folders (${s.activeRuns.length} active): ${host.stats().roundTrips - before} round trip(s), ${(performance.now() - t).toFixed(1)} ms`);
+    console.log(
+      `refresh of a host with ${s.runCount} run folders (${s.activeRuns.length} active): ${host.stats().roundTrips - before} round trip(s), ${(performance.now() - t).toFixed(1)} ms`,
+    );
 
     const size = 256 * 1024 * 1024;
     spawnSync('sh', ['-c', `head -c ${size} /dev/urandom > ${shellQuote(join(sshd.remoteHome, 'big.bin'))}`]);
@@ -54,12 +72,18 @@ async function main(): Promise<void> {
     if (buf.length !== size) throw new Error('short read');
     const local = mkdtempSync(join(tmpdir(), 'medrl-bench-'));
     t = performance.now();
-    const r = spawnSync('sftp', ['-F', sshd.sshConfigPath, '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${sshd.knownHostsPath}`, '-b', '-', sshd.alias], { input: `get big.bin ${join(local, 'big.bin')}\n`, env: { ...process.env, HOME: sshd.home }, encoding: 'utf8' });
+    const r = spawnSync(
+      'sftp',
+      ['-F', sshd.sshConfigPath, '-o', 'BatchMode=yes', '-o', `UserKnownHostsFile=${sshd.knownHostsPath}`, '-b', '-', sshd.alias],
+      { input: `get big.bin ${join(local, 'big.bin')}\n`, env: { ...process.env, HOME: sshd.home }, encoding: 'utf8' },
+    );
     const sftp = performance.now() - t;
     if (r.status !== 0 || statSync(join(local, 'big.bin')).size !== size) throw new Error(`sftp failed: ${r.stderr}`);
     rmSync(local, { recursive: true, force: true });
     const mbs = (ms: number) => (256 / (ms / 1000)).toFixed(0);
-    console.log(`read 256 MB: SshHost.readFile ${ours.toFixed(0)} ms (${mbs(ours)} MB/s); OpenSSH sftp get (baseline, includes its connect) ${sftp.toFixed(0)} ms (${mbs(sftp)} MB/s); ratio ${(sftp / ours).toFixed(2)}x`);
+    console.log(
+      `read 256 MB: SshHost.readFile ${ours.toFixed(0)} ms (${mbs(ours)} MB/s); OpenSSH sftp get (baseline, includes its connect) ${sftp.toFixed(0)} ms (${mbs(sftp)} MB/s); ratio ${(sftp / ours).toFixed(2)}x`,
+    );
   } finally {
     await host.dispose();
     await sshd.stop();

@@ -95,7 +95,8 @@ async function main(): Promise<void> {
     const py = timedCommand('python3', [script, LOG]);
     pyMs.push(py.ms);
     pyCpu.push(py.cpuMs);
-    if (f.series.length !== grep.value || py.value !== grep.value) throw new Error(`step counts differ: ours ${f.series.length}, grep ${grep.value}, python ${py.value}`);
+    if (f.series.length !== grep.value || py.value !== grep.value)
+      throw new Error(`step counts differ: ours ${f.series.length}, grep ${grep.value}, python ${py.value}`);
     steps = grep.value;
   }
   const grepMed = median(grepMs);
@@ -105,11 +106,19 @@ async function main(): Promise<void> {
   const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
   console.log(`1 GB verl log (${mb.toFixed(0)} MB, ${steps} steps × ${metrics} metrics), median of ${rounds} rounds`);
   console.log(`  grep -c 'step:'   ${rate(grepMed).toFixed(0).padStart(6)} MB/s  (${grepMed.toFixed(0)} ms; rounds ${all(grepMs)})`);
-  console.log(`  medrl parser      ${rate(oursMed).toFixed(0).padStart(6)} MB/s  (${oursMed.toFixed(0)} ms; rounds ${all(oursMs)})  ${(oursMed / grepMed).toFixed(2)}x grep's time (target ≤ 3x)`);
-  console.log(`  python3 regex     ${rate(pyMed).toFixed(0).padStart(6)} MB/s  (${pyMed.toFixed(0)} ms; rounds ${all(pyMs)})  ours is ${(pyMed / oursMed).toFixed(2)}x faster (target ≥ 3x)`);
+  console.log(
+    `  medrl parser      ${rate(oursMed).toFixed(0).padStart(6)} MB/s  (${oursMed.toFixed(0)} ms; rounds ${all(oursMs)})  ${(oursMed / grepMed).toFixed(2)}x grep's time (target ≤ 3x)`,
+  );
+  console.log(
+    `  python3 regex     ${rate(pyMed).toFixed(0).padStart(6)} MB/s  (${pyMed.toFixed(0)} ms; rounds ${all(pyMs)})  ours is ${(pyMed / oursMed).toFixed(2)}x faster (target ≥ 3x)`,
+  );
   const [gc, oc, pc] = [median(grepCpu), median(oursCpu), median(pyCpu)];
-  console.log(`  CPU time (user + system, all threads): grep ${gc.toFixed(0)} ms, ours ${oc.toFixed(0)} ms (${(oc / gc).toFixed(2)}x grep's), python ${pc.toFixed(0)} ms (ours ${(pc / oc).toFixed(2)}x less)`);
-  console.log(`  peak memory: RSS ${(peakRss / 1e6).toFixed(0)} MB, largest growth while parsing ${(peakGrowth / 1e6).toFixed(0)} MB (target < 100 MB)`);
+  console.log(
+    `  CPU time (user + system, all threads): grep ${gc.toFixed(0)} ms, ours ${oc.toFixed(0)} ms (${(oc / gc).toFixed(2)}x grep's), python ${pc.toFixed(0)} ms (ours ${(pc / oc).toFixed(2)}x less)`,
+  );
+  console.log(
+    `  peak memory: RSS ${(peakRss / 1e6).toFixed(0)} MB, largest growth while parsing ${(peakGrowth / 1e6).toFixed(0)} MB (target < 100 MB)`,
+  );
 }
 
 function median(xs: number[]): number {

@@ -43,16 +43,26 @@ async function judgeBench(): Promise<void> {
   ].join('\n');
   try {
     // Every prompt differs (case i), so the answer cache never answers in place of the judge.
-    const samples: RewardSample[] = Array.from({ length: 1000 }, (_, i) => ({ data_source: 'diagnosis', solution_str: `diagnosis ${i % 7} (case ${i})`, ground_truth: `diagnosis ${i % 5}` }));
+    const samples: RewardSample[] = Array.from({ length: 1000 }, (_, i) => ({
+      data_source: 'diagnosis',
+      solution_str: `diagnosis ${i % 7} (case ${i})`,
+      ground_truth: `diagnosis ${i % 5}`,
+    }));
     const batch: number[] = [];
     const seq: number[] = [];
     let failed = 0;
     let cached = 0;
     for (let rep = 0; rep < reps; rep++) {
       // As the playground and the CLI run it: an on-disk answer cache (empty here, so every answer is asked for and written).
-      const client = new JudgeClient({ name: 'bench', url: server.url, model: 'Judger', maxConcurrency: 32 }, new JudgeCache(join(dir, `judge-cache-${rep}`)));
+      const client = new JudgeClient(
+        { name: 'bench', url: server.url, model: 'Judger', maxConcurrency: 32 },
+        new JudgeCache(join(dir, `judge-cache-${rep}`)),
+      );
       const t0 = performance.now();
-      const res = await judgeSamples({ client, template: 'Reference: {ground_truth}\nResponse: {solution_str}\nJSON', parser: parseScoreSpec('json:score') }, samples);
+      const res = await judgeSamples(
+        { client, template: 'Reference: {ground_truth}\nResponse: {solution_str}\nJSON', parser: parseScoreSpec('json:score') },
+        samples,
+      );
       batch.push(performance.now() - t0);
       failed += res.filter((r) => r.error).length;
       cached += res.filter((r) => r.cached).length;
@@ -62,9 +72,15 @@ async function judgeBench(): Promise<void> {
     }
     const ratios = batch.map((b, i) => seq[i]! / b);
     console.log(`judge, 1,000 samples, stand-in judge with 200 ms latency (median of ${reps} runs):`);
-    console.log(`  our batch (concurrency 32, answer cache on): ${(median(batch) / 1000).toFixed(2)} s (${failed} failed, ${cached} from the cache; ideal ${(Math.ceil(1000 / 32) * 0.2).toFixed(1)} s)`);
-    console.log(`  baseline: one at a time (seeds' loop):      ${(median(seq) / 1000).toFixed(1)} s  (${calls} calls per run, extrapolated x${1000 / calls})`);
-    console.log(`  ratio: ${(median(seq) / median(batch)).toFixed(1)}x faster (median of the per-run ratios ${median(ratios).toFixed(1)}x; target >= 25x, ideal 32x)`);
+    console.log(
+      `  our batch (concurrency 32, answer cache on): ${(median(batch) / 1000).toFixed(2)} s (${failed} failed, ${cached} from the cache; ideal ${(Math.ceil(1000 / 32) * 0.2).toFixed(1)} s)`,
+    );
+    console.log(
+      `  baseline: one at a time (seeds' loop):      ${(median(seq) / 1000).toFixed(1)} s  (${calls} calls per run, extrapolated x${1000 / calls})`,
+    );
+    console.log(
+      `  ratio: ${(median(seq) / median(batch)).toFixed(1)}x faster (median of the per-run ratios ${median(ratios).toFixed(1)}x; target >= 25x, ideal 32x)`,
+    );
   } finally {
     await server.stop();
   }
@@ -75,7 +91,10 @@ async function workerBench(): Promise<void> {
   const n = 10_000;
   const reps = 11;
   const samples: RewardSample[] = Array.from({ length: n }, (_, i) => ({
-    data_source: 'pubmedqa', solution_str: `The abstract reports outcome ${i}; the evidence supports the hypothesis.\n<answer>${['yes', 'no', 'maybe'][i % 3]}</answer>`, ground_truth: 'yes', extra_info: { index: i },
+    data_source: 'pubmedqa',
+    solution_str: `The abstract reports outcome ${i}; the evidence supports the hypothesis.\n<answer>${['yes', 'no', 'maybe'][i % 3]}</answer>`,
+    ground_truth: 'yes',
+    extra_info: { index: i },
   }));
   const file = join(dir, 'samples.jsonl');
   writeFileSync(file, samples.map((s) => JSON.stringify(s)).join('\n') + '\n');
@@ -115,22 +134,31 @@ async function workerBench(): Promise<void> {
     const res = await runner.run(samples);
     warm.push(performance.now() - w0);
     const sum = res.reduce((a, r) => a + (r.score ?? 0), 0);
-    if (res.length !== n || res.some((x) => x.error) || sum !== p.sum) throw new Error(`the worker's scores differ from the plain loop's (${sum} vs ${p.sum})`);
+    if (res.length !== n || res.some((x) => x.error) || sum !== p.sum)
+      throw new Error(`the worker's scores differ from the plain loop's (${sum} vs ${p.sum})`);
   }
   runner.dispose();
   plain.stdin.end();
   const loop = median(loops);
   const ratios = warm.map((w, i) => w / loops[i]!);
-  console.log(`reward worker, ${n.toLocaleString()} calls of multiple_choice_exact.compute_score (median of ${reps} runs, each next to a baseline run):`);
+  console.log(
+    `reward worker, ${n.toLocaleString()} calls of multiple_choice_exact.compute_score (median of ${reps} runs, each next to a baseline run):`,
+  );
   console.log(`  baseline: plain Python loop (samples in a list, scores into a list, timed inside python): ${loop.toFixed(0)} ms`);
   console.log(`  our worker, warm (samples in a JS array -> scores in a JS array, end to end): ${median(warm).toFixed(0)} ms`);
-  console.log(`  ratio: ${(median(warm) / loop).toFixed(2)}x the plain loop (median of the per-run ratios ${median(ratios).toFixed(2)}x; target <= 1.5x)`);
+  console.log(
+    `  ratio: ${(median(warm) / loop).toFixed(2)}x the plain loop (median of the per-run ratios ${median(ratios).toFixed(2)}x; target <= 1.5x)`,
+  );
   console.log(`  (first run, starting python3 and loading the function: ${coldMs.toFixed(0)} ms)`);
 }
 
 (async () => {
   // Both figures depend on free cores (the worker and the extension run side by side): say how busy the machine was.
-  console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   try {
     const only = process.env.MEDRL_BENCH_ONLY;
     if (only !== 'worker') await judgeBench();

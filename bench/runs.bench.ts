@@ -11,13 +11,29 @@ const RUNS = 200;
 const dir = join(__dirname, '.data/runs');
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
-const line = (s: number) => `(TaskRunner pid=1, ip=10.0.0.1) step:${s} - actor/pg_loss:-0.01 - critic/score/mean:0.56 - response_length/mean:212.5 - timing_s/step:31.2\n`;
+const line = (s: number) =>
+  `(TaskRunner pid=1, ip=10.0.0.1) step:${s} - actor/pg_loss:-0.01 - critic/score/mean:0.56 - response_length/mean:212.5 - timing_s/step:31.2\n`;
 const log = Array.from({ length: 400 }, (_, i) => line(i + 1)).join('');
 for (let i = 0; i < RUNS; i++) {
   const id = `bench-run-${String(i).padStart(3, '0')}-20260101-000000-abcdef`;
   const d = join(dir, id);
   mkdirSync(d);
-  writeFileSync(join(d, 'run.json'), JSON.stringify({ id, name: `bench ${i}`, kind: 'train', framework: 'verl', algorithm: 'grpo', host: 'local', scheduler: 'ssh', created: new Date(Date.now() - i * 60_000).toISOString(), dir: d, pid: process.pid, pgid: process.pid }) + '\n');
+  writeFileSync(
+    join(d, 'run.json'),
+    JSON.stringify({
+      id,
+      name: `bench ${i}`,
+      kind: 'train',
+      framework: 'verl',
+      algorithm: 'grpo',
+      host: 'local',
+      scheduler: 'ssh',
+      created: new Date(Date.now() - i * 60_000).toISOString(),
+      dir: d,
+      pid: process.pid,
+      pgid: process.pid,
+    }) + '\n',
+  );
   writeFileSync(join(d, 'output.log'), log);
   if (i % 4 !== 0) writeFileSync(join(d, 'exit_code'), '0\n');
 }
@@ -27,7 +43,9 @@ async function oneCommandPerRun(host: LocalHost): Promise<number> {
   let n = 0;
   for (const id of ls.stdout.split('\n').filter(Boolean)) {
     const d = join(dir, id);
-    const r = await host.exec(`cd ${shellQuote(d)} && cat run.json && cat exit_code 2>/dev/null; kill -0 ${process.pid} 2>/dev/null && echo alive; wc -c < output.log; tail -c ${LOG_TAIL_BYTES} output.log | base64`);
+    const r = await host.exec(
+      `cd ${shellQuote(d)} && cat run.json && cat exit_code 2>/dev/null; kill -0 ${process.pid} 2>/dev/null && echo alive; wc -c < output.log; tail -c ${LOG_TAIL_BYTES} output.log | base64`,
+    );
     if (r.code === 0) n++;
   }
   return n;

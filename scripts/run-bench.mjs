@@ -18,7 +18,11 @@ if (files.length === 0) {
 let failed = 0;
 for (const f of files) {
   console.log(`\n[bench] ${f}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join('bench', f)], { cwd: root, stdio: 'inherit', env: { ...process.env, MEDRL_ROOT: root } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join('bench', f)], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, MEDRL_ROOT: root },
+  });
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);

@@ -19,7 +19,11 @@ const suites = suiteArg ? [suiteArg] : Object.keys(SUITES);
 function testFiles(dir) {
   let out = [];
   let entries;
-  try { entries = readdirSync(dir); } catch { return out; }
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return out;
+  }
   for (const name of entries.sort()) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out = out.concat(testFiles(p));
@@ -28,7 +32,8 @@ function testFiles(dir) {
   return out;
 }
 
-const files = suites.flatMap((s) => SUITES[s].flatMap((d) => testFiles(join(root, 'test', d))))
+const files = suites
+  .flatMap((s) => SUITES[s].flatMap((d) => testFiles(join(root, 'test', d))))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 if (files.length === 0) {
   console.error(`no test files for ${suites.join(', ')} ${filters.join(' ')}`);
@@ -50,9 +55,21 @@ if (needsBuild) {
   const b = spawnSync('npm', ['run', 'package'], { cwd: root, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', '--test-reporter=spec', ...files.map((f) => relative(root, f))], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, MEDRL_ROOT: root },
-});
+const r = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-concurrency=1',
+    '--test-force-exit',
+    '--test-reporter=spec',
+    ...files.map((f) => relative(root, f)),
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, MEDRL_ROOT: root },
+  },
+);
 process.exit(r.status ?? 1);

@@ -1,6 +1,12 @@
 import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
-import { NonInteractivePrompter, type AuthPrompter, type HostKeyQuestion, type KeyboardInteractiveQuestion, type SecretAnswer } from '../core/remote/auth-prompter';
+import {
+  NonInteractivePrompter,
+  type AuthPrompter,
+  type HostKeyQuestion,
+  type KeyboardInteractiveQuestion,
+  type SecretAnswer,
+} from '../core/remote/auth-prompter';
 
 /**
  * Asks on the terminal (stderr, so stdout stays clean for --json); secrets are read without echo. The CLI has no
@@ -9,7 +15,10 @@ import { NonInteractivePrompter, type AuthPrompter, type HostKeyQuestion, type K
 class TerminalPrompter implements AuthPrompter {
   async confirmHostKey(q: HostKeyQuestion): Promise<boolean> {
     const other = q.knownTypes.length ? `\nknown_hosts holds other key types for it (${q.knownTypes.join(', ')}).` : '';
-    const answer = await ask(`The authenticity of host '${q.host}' can't be established.\n${q.keyType} key fingerprint is ${q.fingerprint}.${other}\nAre you sure you want to continue connecting (yes/no)? `, true);
+    const answer = await ask(
+      `The authenticity of host '${q.host}' can't be established.\n${q.keyType} key fingerprint is ${q.fingerprint}.${other}\nAre you sure you want to continue connecting (yes/no)? `,
+      true,
+    );
     return /^y(es)?$/i.test(answer.trim());
   }
 

@@ -18,7 +18,10 @@ export function cliHostPool(config: WorkspaceConfig | undefined): HostPool {
 }
 
 /** Loads the workspace named by --config (default: the current folder) and its host pool. */
-export async function openWorkspace(cwd: string, configArg: string | undefined): Promise<{ file: string; config: WorkspaceConfig; pool: HostPool }> {
+export async function openWorkspace(
+  cwd: string,
+  configArg: string | undefined,
+): Promise<{ file: string; config: WorkspaceConfig; pool: HostPool }> {
   const { file, config } = await requireWorkspaceConfig(resolve(cwd, configArg ?? '.'));
   return { file, config, pool: cliHostPool(config) };
 }

@@ -13,8 +13,16 @@ ${commands.map((c) => `  ${c.path.join(' ').padEnd(22)} ${c.summary}`).join('\n'
 Every command takes --help, and --json for output a script can read.`;
 
 function helpOf(cmd: Command): string {
-  const opts = Object.entries(cmd.options ?? {}).map(([name, o]) => `  --${name}${o.type === 'string' ? ' VALUE' : ''}${o.short ? ` (-${o.short})` : ''}`);
-  return [`medrl ${cmd.path.join(' ')}: ${cmd.summary}`, '', `Usage: ${cmd.usage}`, cmd.details ? `\n${cmd.details}` : '', opts.length ? `\nOptions:\n${opts.join('\n')}\n  --json\n  --help` : '\nOptions:\n  --json\n  --help']
+  const opts = Object.entries(cmd.options ?? {}).map(
+    ([name, o]) => `  --${name}${o.type === 'string' ? ' VALUE' : ''}${o.short ? ` (-${o.short})` : ''}`,
+  );
+  return [
+    `medrl ${cmd.path.join(' ')}: ${cmd.summary}`,
+    '',
+    `Usage: ${cmd.usage}`,
+    cmd.details ? `\n${cmd.details}` : '',
+    opts.length ? `\nOptions:\n${opts.join('\n')}\n  --json\n  --help` : '\nOptions:\n  --json\n  --help',
+  ]
     .filter((l) => l !== '')
     .join('\n');
 }
@@ -30,7 +38,10 @@ function findCommand(argv: string[]): { cmd: Command; args: string[] } | undefin
   return best;
 }
 
-export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; cwd: string }): Promise<number> {
+export async function main(
+  argv: string[],
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; cwd: string },
+): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     io.stdout.write(`${GLOBAL_HELP}\n`);
     return argv.length === 0 ? 2 : 0;
@@ -38,9 +49,11 @@ export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; 
   const found = findCommand(argv);
   if (!found) {
     const group = commands.filter((c) => c.path[0] === argv[0]);
-    io.stderr.write(group.length
-      ? `medrl ${argv[0]}: which one? ${group.map((c) => c.path.join(' ')).join(', ')}\n`
-      : `medrl: unknown command "${argv[0]}"\n\n${GLOBAL_HELP}\n`);
+    io.stderr.write(
+      group.length
+        ? `medrl ${argv[0]}: which one? ${group.map((c) => c.path.join(' ')).join(', ')}\n`
+        : `medrl: unknown command "${argv[0]}"\n\n${GLOBAL_HELP}\n`,
+    );
     return 2;
   }
   const { cmd } = found;
@@ -63,7 +76,15 @@ export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; 
     io.stdout.write(`${helpOf(cmd)}\n`);
     return 0;
   }
-  const ctx: CommandContext = { values: parsed.values, positionals: parsed.positionals, json: parsed.values.json === true, cwd: io.cwd, stdout: io.stdout, stderr: io.stderr, rest };
+  const ctx: CommandContext = {
+    values: parsed.values,
+    positionals: parsed.positionals,
+    json: parsed.values.json === true,
+    cwd: io.cwd,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    rest,
+  };
   try {
     return await cmd.run(ctx);
   } catch (err) {
@@ -71,7 +92,10 @@ export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; 
       printError(io, `medrl ${cmd.path.join(' ')}: ${err.message}\n\n${helpOf(cmd)}`);
       return 2;
     }
-    if (ctx.json) io.stderr.write(`${JSON.stringify({ error: errorMessage(err), problems: err instanceof LocatedError ? err.problems : undefined })}\n`);
+    if (ctx.json)
+      io.stderr.write(
+        `${JSON.stringify({ error: errorMessage(err), problems: err instanceof LocatedError ? err.problems : undefined })}\n`,
+      );
     else printError(io, `medrl ${cmd.path.join(' ')}: ${errorMessage(err)}`);
     return 1;
   }
@@ -79,7 +103,12 @@ export async function main(argv: string[], io: { stdout: NodeJS.WritableStream; 
 
 if (require.main === module) {
   main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() }).then(
-    (code) => { process.exitCode = code; },
-    (err: unknown) => { process.stderr.write(`medrl: ${errorMessage(err)}\n`); process.exitCode = 1; },
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`medrl: ${errorMessage(err)}\n`);
+      process.exitCode = 1;
+    },
   );
 }

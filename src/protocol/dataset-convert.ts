@@ -45,7 +45,13 @@ export const ConvertToWebview = z.discriminatedUnion('type', [
     rowsRead: z.number().int(),
     problems: z.array(DatasetProblem),
   }),
-  z.object({ type: z.literal('written'), files: z.array(z.string()), train: z.number().int(), test: z.number().int(), skipped: z.number().int() }),
+  z.object({
+    type: z.literal('written'),
+    files: z.array(z.string()),
+    train: z.number().int(),
+    test: z.number().int(),
+    skipped: z.number().int(),
+  }),
   z.object({ type: z.literal('error'), message: z.string() }),
 ]);
 export type ConvertToWebview = z.infer<typeof ConvertToWebview>;

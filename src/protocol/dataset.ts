@@ -52,7 +52,13 @@ export const DatasetToWebview = z.discriminatedUnion('type', [
     problemCount: z.number().int(),
     maxPromptTokens: z.number().int(),
   }),
-  z.object({ type: z.literal('searchResults'), id: z.number().int(), matches: z.array(SearchMatch), scanned: z.number().int(), done: z.boolean() }),
+  z.object({
+    type: z.literal('searchResults'),
+    id: z.number().int(),
+    matches: z.array(SearchMatch),
+    scanned: z.number().int(),
+    done: z.boolean(),
+  }),
   z.object({ type: z.literal('error'), message: z.string() }),
 ]);
 export type DatasetToWebview = z.infer<typeof DatasetToWebview>;

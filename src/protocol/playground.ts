@@ -39,7 +39,14 @@ const sideSchema = z.enum(['a', 'b']);
 const functionEntrySchema = z.object({ path: z.string(), name: z.string(), kind: z.enum(['verl', 'trl']), label: z.string() });
 /** A host of the workspace's pool (medrl.yaml `hosts:`, `local` built in) that reward functions can run on. */
 const hostEntrySchema = z.object({ name: z.string().min(1), kind: z.enum(['local', 'ssh']) });
-const judgeEntrySchema = z.object({ name: z.string(), model: z.string(), url: z.string(), temperature: z.number(), seed: z.number().optional(), parser: z.string() });
+const judgeEntrySchema = z.object({
+  name: z.string(),
+  model: z.string(),
+  url: z.string(),
+  temperature: z.number(),
+  seed: z.number().optional(),
+  parser: z.string(),
+});
 
 const agreementSchema = z.object({
   n: z.int(),
@@ -65,13 +72,27 @@ export const toPlayground = z.discriminatedUnion('type', [
   z.object({ type: z.literal('samples'), samples: z.array(sampleSchema), source: z.string(), problems: z.array(z.string()) }),
   z.object({ type: z.literal('runStarted'), sides: z.array(sideSchema), labels: z.record(z.string(), z.string()), total: z.int() }),
   z.object({ type: z.literal('results'), side: sideSchema, results: z.array(resultSchema), done: z.int(), total: z.int() }),
-  z.object({ type: z.literal('runDone'), cancelled: z.boolean(), agreement: agreementSchema.nullable(), against: z.enum(['b', 'training']).nullable(), casesChecked: z.boolean() }),
+  z.object({
+    type: z.literal('runDone'),
+    cancelled: z.boolean(),
+    agreement: agreementSchema.nullable(),
+    against: z.enum(['b', 'training']).nullable(),
+    casesChecked: z.boolean(),
+  }),
   z.object({ type: z.literal('notice'), level: z.enum(['info', 'error']), message: z.string() }),
 ]);
 
 export const fromPlayground = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
-  z.object({ type: z.literal('run'), a: scorerRefSchema, b: scorerRefSchema.nullable(), host: z.string().min(1), indexes: z.array(z.int().min(0)).nullable(), threshold: z.number(), bypassCache: z.boolean() }),
+  z.object({
+    type: z.literal('run'),
+    a: scorerRefSchema,
+    b: scorerRefSchema.nullable(),
+    host: z.string().min(1),
+    indexes: z.array(z.int().min(0)).nullable(),
+    threshold: z.number(),
+    bypassCache: z.boolean(),
+  }),
   z.object({ type: z.literal('cancel') }),
   z.object({ type: z.literal('pickDataset') }),
   z.object({ type: z.literal('addSample'), sample: sampleSchema }),

@@ -4,7 +4,11 @@ import { z } from 'zod';
 
 const extraValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
-const turnPart = z.object({ kind: z.enum(['text', 'think', 'tool_call', 'tool_response']), text: z.string(), unclosed: z.boolean().optional() });
+const turnPart = z.object({
+  kind: z.enum(['text', 'think', 'tool_call', 'tool_response']),
+  text: z.string(),
+  unclosed: z.boolean().optional(),
+});
 const turn = z.object({ role: z.string(), content: z.string(), parts: z.array(turnPart), name: z.string().optional() });
 
 const stepSignals = z.object({
@@ -77,11 +81,27 @@ const compareView = z.object({
   ...stepRef,
   index: z.number(),
   prompt: z.string(),
-  steps: z.array(z.object({ step: z.number(), episodes: z.array(z.object({ index: z.number(), score: z.number().nullable(), advantage: z.number().nullable(), response: z.string(), flags: z.array(z.string()) })) })),
+  steps: z.array(
+    z.object({
+      step: z.number(),
+      episodes: z.array(
+        z.object({
+          index: z.number(),
+          score: z.number().nullable(),
+          advantage: z.number().nullable(),
+          response: z.string(),
+          flags: z.array(z.string()),
+        }),
+      ),
+    }),
+  ),
   pendingSteps: z.number(),
 });
 
-const sortColumn = z.union([z.enum(['index', 'score', 'length', 'dataSource', 'advantage', 'group']), z.templateLiteral(['extra:', z.string()])]);
+const sortColumn = z.union([
+  z.enum(['index', 'score', 'length', 'dataSource', 'advantage', 'group']),
+  z.templateLiteral(['extra:', z.string()]),
+]);
 
 const episodeQuery = z.object({
   ...stepRef,

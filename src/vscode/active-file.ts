@@ -7,7 +7,8 @@ import * as vscode from 'vscode';
  */
 export function activeFileUri(): vscode.Uri | undefined {
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-  if (input instanceof vscode.TabInputText || input instanceof vscode.TabInputCustom || input instanceof vscode.TabInputNotebook) return input.uri;
+  if (input instanceof vscode.TabInputText || input instanceof vscode.TabInputCustom || input instanceof vscode.TabInputNotebook)
+    return input.uri;
   return vscode.window.activeTextEditor?.document.uri;
 }
 

@@ -85,7 +85,19 @@ function createDeps(ctx: Ctx): Deps {
   ctx.push(runSpecs, vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)), runLogs);
   // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
   const runSecrets = secretStorageSource(ctx, serviceKeys);
-  return { ctx, state, pool, trees: { hosts, runs, datasets, checkpoints, services }, inspections, previews, serviceKeys, playground, runSpecs, runLogs, runSecrets };
+  return {
+    ctx,
+    state,
+    pool,
+    trees: { hosts, runs, datasets, checkpoints, services },
+    inspections,
+    previews,
+    serviceKeys,
+    playground,
+    runSpecs,
+    runLogs,
+    runSecrets,
+  };
 }
 
 /** Commands of the window as a whole. */
@@ -95,7 +107,20 @@ const WINDOW_COMMANDS: CommandTable = {
 };
 
 /** Every feature's command table (deps.ts describes the pattern). */
-const FEATURE_COMMANDS: CommandTable[] = [WINDOW_COMMANDS, CONFIG_COMMANDS, DEMO_COMMANDS, HOST_COMMANDS, DATASET_COMMANDS, CHECKPOINT_COMMANDS, SERVICE_COMMANDS, REWARD_COMMANDS, METRICS_COMMANDS, RUN_COMMANDS, TOKEN_COMMANDS, EPISODE_COMMANDS];
+const FEATURE_COMMANDS: CommandTable[] = [
+  WINDOW_COMMANDS,
+  CONFIG_COMMANDS,
+  DEMO_COMMANDS,
+  HOST_COMMANDS,
+  DATASET_COMMANDS,
+  CHECKPOINT_COMMANDS,
+  SERVICE_COMMANDS,
+  REWARD_COMMANDS,
+  METRICS_COMMANDS,
+  RUN_COMMANDS,
+  TOKEN_COMMANDS,
+  EPISODE_COMMANDS,
+];
 
 function showLogCommand({ ctx }: Deps) {
   return (): void => ctx.log.show();
@@ -115,6 +140,11 @@ function refreshCommand({ state, trees }: Deps) {
 
 function logActivation(ctx: Ctx, extension: vscode.ExtensionContext, ms: number, cpu: NodeJS.CpuUsage): void {
   const marks = globalThis as { __medrlLoadStart?: number; __medrlLoadEnd?: number };
-  const load = marks.__medrlLoadStart === undefined || marks.__medrlLoadEnd === undefined ? 'unknown' : `${(marks.__medrlLoadEnd - marks.__medrlLoadStart).toFixed(2)} ms`;
-  ctx.log.info(`MedRL Studio ${String(extension.extension.packageJSON.version)} activated in ${ms.toFixed(2)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(2)} ms; bundle load ${load}; trusted workspace: ${vscode.workspace.isTrusted})`);
+  const load =
+    marks.__medrlLoadStart === undefined || marks.__medrlLoadEnd === undefined
+      ? 'unknown'
+      : `${(marks.__medrlLoadEnd - marks.__medrlLoadStart).toFixed(2)} ms`;
+  ctx.log.info(
+    `MedRL Studio ${String(extension.extension.packageJSON.version)} activated in ${ms.toFixed(2)} ms (CPU ${((cpu.user + cpu.system) / 1000).toFixed(2)} ms; bundle load ${load}; trusted workspace: ${vscode.workspace.isTrusted})`,
+  );
 }

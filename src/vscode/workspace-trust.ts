@@ -2,7 +2,9 @@ import * as vscode from 'vscode';
 
 /** The error for something an untrusted workspace may not do; `what` names it ("Submitting runs"). */
 export function untrustedError(what: string): Error {
-  return new Error(`${what} is disabled in an untrusted workspace: medrl.yaml and run specs name hosts, folders and commands. Trust the folder first (Manage Workspace Trust).`);
+  return new Error(
+    `${what} is disabled in an untrusted workspace: medrl.yaml and run specs name hosts, folders and commands. Trust the folder first (Manage Workspace Trust).`,
+  );
 }
 
 /**

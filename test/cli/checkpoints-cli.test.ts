@@ -6,11 +6,13 @@ import { join } from 'node:path';
 import { run } from './run-cli';
 import { writeStandInRun } from '../fixtures/stand-in-checkpoints';
 
-
 describe('medrl checkpoints, merge, download, serve, services', () => {
   const ws = mkdtempSync(join(tmpdir(), 'cli-ck-'));
   const runs = join(ws, 'runs');
-  writeFileSync(join(ws, 'medrl.yaml'), `version: 1\nhosts:\n  local:\n    runsDir: ${runs}\n    env: { PYTHONPATH: ${join(__dirname, '../../standins')}, MEDRL_STANDIN_STARTUP_SECONDS: '0.5' }\n`);
+  writeFileSync(
+    join(ws, 'medrl.yaml'),
+    `version: 1\nhosts:\n  local:\n    runsDir: ${runs}\n    env: { PYTHONPATH: ${join(__dirname, '../../standins')}, MEDRL_STANDIN_STARTUP_SECONDS: '0.5' }\n`,
+  );
   writeStandInRun(runs, { id: 'grpo-demo', framework: 'verl', steps: [2, 4], latest: 4 });
   writeStandInRun(runs, { id: 'sft', framework: 'trl', steps: [100] });
   let serviceId: string | undefined;
@@ -18,7 +20,7 @@ describe('medrl checkpoints, merge, download, serve, services', () => {
     if (serviceId) await run(['services', 'stop', serviceId], ws);
   });
 
-  it('lists every run\'s checkpoints, as text and JSON', async () => {
+  it("lists every run's checkpoints, as text and JSON", async () => {
     const r = await run(['checkpoints'], ws);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /local {2}grpo-demo/);
@@ -26,7 +28,10 @@ describe('medrl checkpoints, merge, download, serve, services', () => {
     assert.match(r.out, /checkpoint +100 {2}trl-full/);
     const j = await run(['checkpoints', 'sft', '--json'], ws);
     const parsed = JSON.parse(j.out) as { host: string; runs: { checkpoints: { step: number; kind: string }[] }[] }[];
-    assert.deepEqual(parsed[0]!.runs[0]!.checkpoints.map((c) => [c.step, c.kind]), [[100, 'trl-full']]);
+    assert.deepEqual(
+      parsed[0]!.runs[0]!.checkpoints.map((c) => [c.step, c.kind]),
+      [[100, 'trl-full']],
+    );
     const missing = await run(['checkpoints', 'nope'], ws);
     assert.equal(missing.code, 1);
     assert.match(missing.err, /no run "nope" in/);
@@ -41,7 +46,11 @@ describe('medrl checkpoints, merge, download, serve, services', () => {
     const d = await run(['download', 'grpo-demo', dest, '--step', '2'], ws);
     assert.equal(d.code, 0, d.err);
     assert.match(d.out, /global_step_2: \d+ file\(s\).*sha256 verified/);
-    assert.ok(readFileSync(join(dest, 'global_step_2/actor/model_world_size_2_rank_1.pt')).equals(readFileSync(join(runs, 'grpo-demo/checkpoints/global_step_2/actor/model_world_size_2_rank_1.pt'))));
+    assert.ok(
+      readFileSync(join(dest, 'global_step_2/actor/model_world_size_2_rank_1.pt')).equals(
+        readFileSync(join(runs, 'grpo-demo/checkpoints/global_step_2/actor/model_world_size_2_rank_1.pt')),
+      ),
+    );
     // Unmerged FSDP shards cannot be served: the error says what to do.
     const bad = await run(['serve', 'grpo-demo', '--step', '2', '--standins'], ws);
     assert.equal(bad.code, 1);

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { run } from './run-cli';
 import { commands } from '../../src/cli/commands';
 
-
 describe('medrl CLI', () => {
   it('--help lists every command', async () => {
     const r = await run(['--help']);

@@ -7,7 +7,6 @@ import { run } from './run-cli';
 
 const ROOT = join(__dirname, '../..');
 
-
 describe('medrl dataset', () => {
   const dir = mkdtempSync(join(tmpdir(), 'medrl-cli-dataset-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,16 +32,41 @@ describe('medrl dataset', () => {
     assert.ok(r.out.includes(`${file}:3 (row 3, completion): error: must be text or a list of chat messages ({role, content})`), r.out);
     assert.match(r.out, /2 problem\(s\)$/m);
     const j = JSON.parse((await run(['dataset', 'inspect', file, '--json'])).out) as { problems: { row: number; field?: string }[] };
-    assert.deepEqual(j.problems.map((p) => [p.row, p.field ?? null]), [[1, null], [2, 'completion']]);
+    assert.deepEqual(
+      j.problems.map((p) => [p.row, p.field ?? null]),
+      [
+        [1, null],
+        [2, 'completion'],
+      ],
+    );
   });
 
   it('convert writes a seeded split of verl parquet with JSONL twins from the real PubMedQA sample', async () => {
     const out = join(dir, 'verl');
-    const args = ['dataset', 'convert', join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json'), out, '--map', 'question=QUESTION,answer=final_decision,id=_key', '--data-source', 'pubmedqa', '--template', '{CONTEXTS}\\n\\nQuestion: {QUESTION}', '--split', '0.8', '--seed', '1', '--jsonl-twin'];
+    const args = [
+      'dataset',
+      'convert',
+      join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json'),
+      out,
+      '--map',
+      'question=QUESTION,answer=final_decision,id=_key',
+      '--data-source',
+      'pubmedqa',
+      '--template',
+      '{CONTEXTS}\\n\\nQuestion: {QUESTION}',
+      '--split',
+      '0.8',
+      '--seed',
+      '1',
+      '--jsonl-twin',
+    ];
     const r = await run(args);
     assert.equal(r.code, 0, r.err + r.out);
     assert.match(r.out, /200 row\(s\) read, 160 train, 40 test, 0 skipped/);
-    const first = JSON.parse(readFileSync(join(out, 'test.jsonl'), 'utf8').split('\n')[0]!) as { data_source: string; prompt: { content: string }[] };
+    const first = JSON.parse(readFileSync(join(out, 'test.jsonl'), 'utf8').split('\n')[0]!) as {
+      data_source: string;
+      prompt: { content: string }[];
+    };
     assert.equal(first.data_source, 'pubmedqa');
     assert.match(first.prompt[0]!.content, /\n\nQuestion: /);
     const check = await run(['dataset', 'inspect', join(out, 'test.parquet'), '--json']);

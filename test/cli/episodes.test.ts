@@ -21,11 +21,30 @@ describe('medrl episodes', () => {
   it('--json prints one object per episode with step, index, score, turns, ground truth and extra keys', async () => {
     const r = await medrl(['episodes', 'verl-run', '--set', 'rollouts', '--step', '1', '--json']);
     assert.equal(r.code, 0, r.err);
-    const eps = r.out.trim().split('\n').map((l) => JSON.parse(l) as { step: number; index: number; score: number; turns: { role: string; content: string }[]; groundTruth: unknown; extra: Record<string, unknown> });
+    const eps = r.out
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            step: number;
+            index: number;
+            score: number;
+            turns: { role: string; content: string }[];
+            groundTruth: unknown;
+            extra: Record<string, unknown>;
+          },
+      );
     assert.equal(eps.length, 20);
-    assert.deepEqual(eps.map((e) => e.index), [...Array(20).keys()]);
+    assert.deepEqual(
+      eps.map((e) => e.index),
+      [...Array(20).keys()],
+    );
     assert.ok(eps.every((e) => e.step === 1));
-    assert.deepEqual(eps[0]!.turns.map((t) => t.role), ['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    assert.deepEqual(
+      eps[0]!.turns.map((t) => t.role),
+      ['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant'],
+    );
     assert.equal(eps[0]!.groundTruth, 'Community-acquired pneumonia');
     assert.deepEqual(Object.keys(eps[0]!.extra).sort(), ['acc', 'num_turns', 'pred']);
   });

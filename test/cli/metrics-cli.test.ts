@@ -9,8 +9,18 @@ const FIX = join(__dirname, '../fixtures/metrics');
 async function run(argv: string[]) {
   let out = '';
   let err = '';
-  const stdout = new Writable({ write(c, _e, cb) { out += String(c); cb(); } });
-  const stderr = new Writable({ write(c, _e, cb) { err += String(c); cb(); } });
+  const stdout = new Writable({
+    write(c, _e, cb) {
+      out += String(c);
+      cb();
+    },
+  });
+  const stderr = new Writable({
+    write(c, _e, cb) {
+      err += String(c);
+      cb();
+    },
+  });
   const code = await main(argv, { stdout, stderr, cwd: FIX });
   return { code, out, err };
 }
@@ -19,8 +29,14 @@ describe('medrl metrics', () => {
   it('--json: one object per step, in step order; a resumed run keeps the later values', async () => {
     const r = await run(['metrics', 'verl-resumed.log', '--json']);
     assert.equal(r.code, 0, r.err);
-    const rows = r.out.trim().split('\n').map((l) => JSON.parse(l) as { step: number; metrics: Record<string, number> });
-    assert.deepEqual(rows.map((x) => x.step), [1, 2, 3, 4, 5, 6, 7]);
+    const rows = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step: number; metrics: Record<string, number> });
+    assert.deepEqual(
+      rows.map((x) => x.step),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
     assert.equal(rows[3]!.metrics['critic/score/mean'], 0.54);
   });
 
@@ -40,8 +56,14 @@ describe('medrl metrics', () => {
   it('--json and the table show a diverging loss: NaN and infinities as "NaN", "Infinity", "-Infinity"; DPO headlines are margins and accuracies', async () => {
     const r = await run(['metrics', 'trl-dpo-transformers5.log', '--json']);
     assert.equal(r.code, 0, r.err);
-    const rows = r.out.trim().split('\n').map((l) => JSON.parse(l) as { step: number; metrics: Record<string, number | string> });
-    assert.deepEqual(rows.map((x) => x.step), [1, 2, 3]);
+    const rows = r.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step: number; metrics: Record<string, number | string> });
+    assert.deepEqual(
+      rows.map((x) => x.step),
+      [1, 2, 3],
+    );
     assert.equal(rows[1]!.metrics.loss, 'NaN');
     assert.equal(rows[1]!.metrics.grad_norm, 'Infinity');
     assert.equal(rows[1]!.metrics['logps/chosen'], '-Infinity');

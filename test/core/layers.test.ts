@@ -104,7 +104,8 @@ function folderCycles(graph: Map<string, Map<string, string[]>>): string[][] {
 
 function describeCycle(graph: Map<string, Map<string, string[]>>, folders: string[]): string {
   const lines = [`folders ${folders.join(', ')} use each other:`];
-  for (const a of folders) for (const [b, at] of graph.get(a) ?? []) if (folders.includes(b)) lines.push(`  ${a} -> ${b}`, ...at.map((x) => `    ${x}`));
+  for (const a of folders)
+    for (const [b, at] of graph.get(a) ?? []) if (folders.includes(b)) lines.push(`  ${a} -> ${b}`, ...at.map((x) => `    ${x}`));
   return lines.join('\n');
 }
 
@@ -117,7 +118,12 @@ describe('layers', () => {
 
   it('finds a loop through three folders', () => {
     const imp = (file: string, specifier: string): Import => ({ file, line: 1, specifier });
-    const graph = coreFolderGraph([imp('src/core/a/x.ts', '../b/y'), imp('src/core/b/y.ts', '../c/z'), imp('src/core/c/z.ts', '../a/x'), imp('src/core/c/z.ts', '../d/w')]);
+    const graph = coreFolderGraph([
+      imp('src/core/a/x.ts', '../b/y'),
+      imp('src/core/b/y.ts', '../c/z'),
+      imp('src/core/c/z.ts', '../a/x'),
+      imp('src/core/c/z.ts', '../d/w'),
+    ]);
     assert.deepEqual(folderCycles(graph), [['a', 'b', 'c']]);
   });
 

@@ -38,7 +38,7 @@ describe('checkpoints and services in real VS Code (code-server + Chromium)', ()
     await cs.stop();
   });
 
-  it('the checkpoints tree lists a stand-in run\'s checkpoints; serving one makes it a ready service', async () => {
+  it("the checkpoints tree lists a stand-in run's checkpoints; serving one makes it a ready service", async () => {
     const folder = mkdtempSync(join(tmpdir(), 'medrl-ck-'));
     writeFileSync(join(folder, 'medrl.yaml'), 'version: 1\nhosts:\n  local: {}\n');
     const page = await cs.open(folder);
@@ -64,8 +64,12 @@ describe('checkpoints and services in real VS Code (code-server + Chromium)', ()
     const services = pane(page, 'Services');
     const row = services.locator('.monaco-list-row', { hasText: 'doctor_sft_step100' });
     await row.waitFor({ timeout: 30_000 });
-    await services.locator('.monaco-list-row', { hasText: /doctor_sft_step100.*ready · doctor_sft_step100 · vllm · local:\d+ · stand-in/ }).waitFor({ timeout: 60_000 });
-    await page.locator('.notifications-toasts .notification-toast', { hasText: 'doctor_sft_step100 is ready at http://127.0.0.1:' }).waitFor({ timeout: 30_000 });
+    await services
+      .locator('.monaco-list-row', { hasText: /doctor_sft_step100.*ready · doctor_sft_step100 · vllm · local:\d+ · stand-in/ })
+      .waitFor({ timeout: 60_000 });
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'doctor_sft_step100 is ready at http://127.0.0.1:' })
+      .waitFor({ timeout: 30_000 });
     await screenshot(page, 'checkpoints-service-ready');
     const log = cs.extensionLog();
     assert.match(log, /service doctor_sft_step100 \(vllm, .*doctor-sft\/output\/checkpoint-100\)/);

@@ -67,8 +67,22 @@ describe('datasets: see and check training data in real VS Code (code-server + C
     const folder = mkdtempSync(join(tmpdir(), 'medrl-ds-bad-'));
     writeFileSync(join(folder, 'medrl.yaml'), 'version: 1\nhosts:\n  local: {}\ndatasets:\n  - path: data\n');
     mkdirSync(join(folder, 'data'));
-    const row = (q: string, gt: string) => JSON.stringify({ data_source: 'pubmedqa', prompt: [{ role: 'user', content: q }], ability: 'medical', reward_model: { style: 'rule', ground_truth: gt } });
-    writeFileSync(join(folder, 'data', 'bad.jsonl'), [row('Is aspirin useful?', 'yes'), '{"data_source": "pubmedqa", "prompt": [', row('Does it work?', ''), JSON.stringify({ data_source: 'pubmedqa', prompt: 'not a list', reward_model: { ground_truth: 'no' } })].join('\n') + '\n');
+    const row = (q: string, gt: string) =>
+      JSON.stringify({
+        data_source: 'pubmedqa',
+        prompt: [{ role: 'user', content: q }],
+        ability: 'medical',
+        reward_model: { style: 'rule', ground_truth: gt },
+      });
+    writeFileSync(
+      join(folder, 'data', 'bad.jsonl'),
+      [
+        row('Is aspirin useful?', 'yes'),
+        '{"data_source": "pubmedqa", "prompt": [',
+        row('Does it work?', ''),
+        JSON.stringify({ data_source: 'pubmedqa', prompt: 'not a list', reward_model: { ground_truth: 'no' } }),
+      ].join('\n') + '\n',
+    );
     const page = await cs.open(folder);
     await openMedrlContainer(page);
     await focusPane(page, 'Datasets');

@@ -19,10 +19,14 @@ async function openFromExplorer(page: Page, name: string): Promise<FrameLocator>
   // The explorer may still be settling right after the workbench loads: the helper opens the menu again if it closes.
   await runContextMenuItem(page, row, 'Open Episode Replay');
   const frame = replayFrame(page);
-  await frame.locator('.vlist-row[data-index]').first().waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
-    await screenshot(page, 'episodes-failed-to-open');
-    throw err;
-  });
+  await frame
+    .locator('.vlist-row[data-index]')
+    .first()
+    .waitFor({ timeout: 30_000 })
+    .catch(async (err: unknown) => {
+      await screenshot(page, 'episodes-failed-to-open');
+      throw err;
+    });
   return frame;
 }
 
@@ -31,7 +35,7 @@ const ep = (frame: FrameLocator) => frame.locator('.episode');
 describe('episode replay in real VS Code (code-server + Chromium)', () => {
   const cs = codeServerForSuite();
 
-  it('opens a run\'s dumps, filters by score, steps through an episode\'s turns and compares the prompt across steps', async () => {
+  it("opens a run's dumps, filters by score, steps through an episode's turns and compares the prompt across steps", async () => {
     const ws = mkdtempSync(join(tmpdir(), 'medrl-episodes-'));
     cpSync(join(ROOT, 'test/fixtures/episodes/verl-run'), join(ws, 'verl-run'), { recursive: true });
     const page = await cs.open(ws);
@@ -47,10 +51,16 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
 
     // Filter by score: only score-1 episodes remain, each row says so.
     await frame.locator('#filter-min input').fill('1');
-    await frame.locator('.count', { hasText: /^\d+ of 20 episodes/ }).filter({ hasNotText: '20 of 20' }).waitFor();
+    await frame
+      .locator('.count', { hasText: /^\d+ of 20 episodes/ })
+      .filter({ hasNotText: '20 of 20' })
+      .waitFor();
     const scores = await frame.locator('.vlist-row[data-index] .col-score').allInnerTexts();
     assert.ok(scores.length > 0 && scores.length < 20, `filtered rows: ${scores.join(',')}`);
-    assert.ok(scores.every((s) => s === '1'), `every row scores 1: ${scores.join(',')}`);
+    assert.ok(
+      scores.every((s) => s === '1'),
+      `every row scores 1: ${scores.join(',')}`,
+    );
     await screenshot(page, 'episodes-filtered');
     await frame.locator('#filter-min input').fill('');
     await frame.locator('.count', { hasText: '20 of 20 episodes' }).waitFor();
@@ -60,7 +70,15 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
     await ep(frame).locator('.ep-title', { hasText: 'step 1 · #0' }).waitFor();
     await frame.locator('.vlist-row[data-index="3"]').click();
     await ep(frame).locator('.ep-title', { hasText: 'step 1 · #3' }).waitFor();
-    assert.deepEqual(await ep(frame).locator('.turn-role').allInnerTexts(), ['SYSTEM', 'USER', 'ASSISTANT', 'TOOL', 'ASSISTANT', 'TOOL', 'ASSISTANT']);
+    assert.deepEqual(await ep(frame).locator('.turn-role').allInnerTexts(), [
+      'SYSTEM',
+      'USER',
+      'ASSISTANT',
+      'TOOL',
+      'ASSISTANT',
+      'TOOL',
+      'ASSISTANT',
+    ]);
     await ep(frame).locator('.badge.warn', { hasText: 'unclosed tag' }).waitFor();
     await ep(frame).locator('.part-tool_call .part-text', { hasText: '"exam": "chest_xray"' }).waitFor();
     await ep(frame).locator('.group-title', { hasText: 'GRPO group 0 · n=4' }).waitFor();
@@ -96,7 +114,10 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
     await frame.locator('.vlist-hcell', { hasText: 'score' }).click();
     await frame.locator('.vlist-hcell', { hasText: 'score ▼' }).waitFor();
     const sorted = (await frame.locator('.vlist-row[data-index] .col-score').allInnerTexts()).map(Number);
-    assert.deepEqual(sorted, [...sorted].sort((a, b) => b - a));
+    assert.deepEqual(
+      sorted,
+      [...sorted].sort((a, b) => b - a),
+    );
 
     // The validation set is one select away.
     await frame.locator('#collection').click();
@@ -115,7 +136,13 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
     // Closed even when an assertion fails, or the open server keeps the test process (and CI) alive.
-    t.after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+    t.after(
+      () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    );
     const url = `http://127.0.0.1:${port}`;
     const payloads = [
       `<script>document.body.dataset.pwned='script';fetch('${url}/script')</script>`,
@@ -130,9 +157,31 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
     ];
     const ws = mkdtempSync(join(tmpdir(), 'medrl-hostile-'));
     mkdirSync(join(ws, 'hostile'));
-    const lines = payloads.map((p, i) => JSON.stringify({ input: `<|im_start|>user\nCase ${i}: ${p}<|im_end|>\n<|im_start|>assistant\n`, output: p, gts: p, score: i / 10, step: 1, data_source: `<b onmouseover="document.body.dataset.pwned='ds'">ds</b>`, [`<img src="${url}/key" onerror="document.body.dataset.pwned='key'">`]: p }));
-    lines.push(JSON.stringify({ input: 'huge', output: `${'A'.repeat(3_000_000)}<script>document.body.dataset.pwned='huge'</script>`, gts: 'x', score: 0, step: 1 }));
-    const invalidUtf8 = Buffer.concat([Buffer.from('{"input": "bad bytes", "output": "before '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' after", "gts": "x", "score": 0, "step": 1}\n')]);
+    const lines = payloads.map((p, i) =>
+      JSON.stringify({
+        input: `<|im_start|>user\nCase ${i}: ${p}<|im_end|>\n<|im_start|>assistant\n`,
+        output: p,
+        gts: p,
+        score: i / 10,
+        step: 1,
+        data_source: `<b onmouseover="document.body.dataset.pwned='ds'">ds</b>`,
+        [`<img src="${url}/key" onerror="document.body.dataset.pwned='key'">`]: p,
+      }),
+    );
+    lines.push(
+      JSON.stringify({
+        input: 'huge',
+        output: `${'A'.repeat(3_000_000)}<script>document.body.dataset.pwned='huge'</script>`,
+        gts: 'x',
+        score: 0,
+        step: 1,
+      }),
+    );
+    const invalidUtf8 = Buffer.concat([
+      Buffer.from('{"input": "bad bytes", "output": "before '),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from(' after", "gts": "x", "score": 0, "step": 1}\n'),
+    ]);
     writeFileSync(join(ws, 'hostile/1.jsonl'), Buffer.concat([Buffer.from(lines.join('\n') + '\n'), invalidUtf8]));
 
     const page = await cs.open(ws);
@@ -142,7 +191,9 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
     await frame.locator('.count', { hasText: `${payloads.length + 2} of ${payloads.length + 2} episodes` }).waitFor({ timeout: 20_000 });
     for (let i = 0; i < payloads.length + 2; i++) {
       await frame.locator(`.vlist-row[data-index="${i}"]`).click();
-      await ep(frame).locator('.ep-title', { hasText: `#${i}` }).waitFor({ timeout: 20_000 });
+      await ep(frame)
+        .locator('.ep-title', { hasText: `#${i}` })
+        .waitFor({ timeout: 20_000 });
       if (i < payloads.length) {
         // The payload is on screen, as the characters the model wrote.
         const shown = await ep(frame).locator('.turn.role-assistant .part-text').first().textContent();
@@ -155,7 +206,9 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
     }
     await ep(frame).locator('.turn.role-assistant .part-text', { hasText: 'before \uFFFD' }).first().waitFor();
     await frame.locator(`.vlist-row[data-index="${payloads.length}"]`).click();
-    await ep(frame).locator('.ep-title', { hasText: `#${payloads.length}` }).waitFor();
+    await ep(frame)
+      .locator('.ep-title', { hasText: `#${payloads.length}` })
+      .waitFor();
     await ep(frame).locator('.show-all', { hasText: 'Show all 200,' }).first().click();
     await ep(frame).locator('.part-text', { hasText: 'more characters not shown' }).first().waitFor();
     await frame.locator(`.vlist-row[data-index="0"]`).click();
@@ -166,15 +219,21 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
     const state = await frame.locator('body').evaluate((b) => ({
       pwned: b.dataset.pwned,
       title: document.title,
-      injected: b.querySelectorAll('.episode script, .episode img, .episode iframe, .episode svg, .episode a, .episode style, .vlist b, .vlist img, .vlist-header img').length,
+      injected: b.querySelectorAll(
+        '.episode script, .episode img, .episode iframe, .episode svg, .episode a, .episode style, .vlist b, .vlist img, .vlist-header img',
+      ).length,
       hidden: getComputedStyle(b.querySelector('.episode')!).display,
     }));
     assert.equal(state.pwned, undefined, 'no payload ran');
     assert.equal(state.injected, 0, 'no element came from the data');
     assert.notEqual(state.hidden, 'none', 'no CSS from the data applied');
     await new Promise((r) => setTimeout(r, 1000));
-    assert.deepEqual(hits, [], 'nothing was requested from the payloads\' server');
-    assert.doesNotMatch(cs.extensionLog(), /sending \d+ episode\(s\) of hostile|ignored an invalid message/, 'no message from a payload reached the extension');
+    assert.deepEqual(hits, [], "nothing was requested from the payloads' server");
+    assert.doesNotMatch(
+      cs.extensionLog(),
+      /sending \d+ episode\(s\) of hostile|ignored an invalid message/,
+      'no message from a payload reached the extension',
+    );
     await page.close();
   });
 });

@@ -19,13 +19,24 @@ async function inPalette(page: Page, title: string): Promise<boolean> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor();
   await input.fill(`>${title}`);
-  const found = await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 4000 }).then(() => true, () => false);
+  const found = await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: title })
+    .first()
+    .waitFor({ timeout: 4000 })
+    .then(
+      () => true,
+      () => false,
+    );
   await page.keyboard.press('Escape');
   return found;
 }
 
 describe('hostile workspace in Restricted Mode (real code-server, workspace trust on, the folder not trusted)', () => {
-  const cs = codeServerForSuite({ 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.banner': 'always' });
+  const cs = codeServerForSuite({
+    'security.workspace.trust.enabled': true,
+    'security.workspace.trust.startupPrompt': 'never',
+    'security.workspace.trust.banner': 'always',
+  });
 
   it('views, palette commands and view actions run nothing and read nothing outside the workspace', async () => {
     const h = makeHostileWorkspace();
@@ -41,7 +52,14 @@ describe('hostile workspace in Restricted Mode (real code-server, workspace trus
 
     // Every command the palette offers here that reaches a host or runs something must be missing.
     await openFile(page, 'evil.yaml');
-    for (const title of ['MedRL: Preview Launch Script', 'MedRL: Submit Run Spec', "MedRL: Start the Run Spec's Services", 'MedRL: Merge to HuggingFace', 'MedRL: Serve a Model', 'MedRL: Upload Dataset to Host']) {
+    for (const title of [
+      'MedRL: Preview Launch Script',
+      'MedRL: Submit Run Spec',
+      "MedRL: Start the Run Spec's Services",
+      'MedRL: Merge to HuggingFace',
+      'MedRL: Serve a Model',
+      'MedRL: Upload Dataset to Host',
+    ]) {
       assert.equal(await inPalette(page, title), false, `"${title}" is offered in Restricted Mode`);
       actions.push(`palette: ${title}`);
     }
@@ -53,12 +71,18 @@ describe('hostile workspace in Restricted Mode (real code-server, workspace trus
     // Datasets: the root outside the workspace is not listed; a file linked out of it is not previewed.
     await focusPane(page, 'Datasets');
     const datasets = pane(page, 'Datasets');
-    await datasets.locator('.monaco-list-row', { hasText: /outside the workspace|cannot read/ }).first().waitFor({ timeout: 30_000 });
+    await datasets
+      .locator('.monaco-list-row', { hasText: /outside the workspace|cannot read/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     actions.push('list a dataset root outside the workspace');
     const linked = datasets.locator('.monaco-list-row', { hasText: 'linked.jsonl' }).first();
     await linked.locator('.label-description', { hasText: 'unreadable' }).waitFor({ timeout: 30_000 });
     await linked.click();
-    await page.locator('.notifications-toasts .notification-toast', { hasText: 'outside the workspace' }).first().waitFor({ timeout: 30_000 });
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'outside the workspace' })
+      .first()
+      .waitFor({ timeout: 30_000 });
     actions.push('preview a dataset file linked out of the workspace');
     await datasets.locator('.monaco-list-row', { hasText: 'evil.jsonl' }).first().click();
     actions.push('preview a dataset with escape codes and HTML');
@@ -67,13 +91,19 @@ describe('hostile workspace in Restricted Mode (real code-server, workspace trus
 
     // Runs, Checkpoints and Services list nothing: listing would read runsDir and run the scheduler's commands.
     await focusPane(page, 'Runs');
-    assert.equal(await pane(page, 'Runs').locator('.monaco-list-row', { hasText: 'evil' }).count(), 0, 'the Runs view listed a run folder of the hostile runsDir');
+    assert.equal(
+      await pane(page, 'Runs').locator('.monaco-list-row', { hasText: 'evil' }).count(),
+      0,
+      'the Runs view listed a run folder of the hostile runsDir',
+    );
     actions.push('list runs');
 
     const text = await shown(page, cs.extensionLog());
     const executed = h.executed();
     const readOutside = leaks(h, text) ? ['the page or the extension log shows a file from outside the workspace'] : [];
-    console.log(`[hostile-workspace] Restricted Mode: ${h.attacks.size} attacks tried (${actions.length} actions): ${executed.length} executed, ${readOutside.length} read outside`);
+    console.log(
+      `[hostile-workspace] Restricted Mode: ${h.attacks.size} attacks tried (${actions.length} actions): ${executed.length} executed, ${readOutside.length} read outside`,
+    );
     assert.deepEqual(executed, [], 'attacks whose code ran');
     assert.deepEqual(readOutside, []);
     await page.close();

@@ -41,7 +41,10 @@ describe('hosts: the hosts tree in real VS Code (code-server + Chromium) with a 
     await hosts.locator('.monaco-list-row', { hasText: 'GPU 1: NVIDIA H200' }).waitFor({ timeout: 30_000 });
     await row.locator('text=connected').first().waitFor();
     assert.match(await row.innerText(), /ssh gpubox · connected/);
-    assert.match(await hosts.locator('.monaco-list-row', { hasText: 'GPU 0: NVIDIA H200' }).innerText(), /6\.6\/140\.4 GiB · 100% · 1 process/);
+    assert.match(
+      await hosts.locator('.monaco-list-row', { hasText: 'GPU 0: NVIDIA H200' }).innerText(),
+      /6\.6\/140\.4 GiB · 100% · 1 process/,
+    );
     assert.match(await hosts.locator('.monaco-list-row', { hasText: 'Disk' }).innerText(), /free of/);
     assert.match(await hosts.locator('.monaco-list-row', { hasText: 'Active runs' }).innerText(), /2 of 3/);
     await screenshot(page, 'hosts-connected');

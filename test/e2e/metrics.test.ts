@@ -31,7 +31,10 @@ function submit(demo: string, name: string, steps: number, stepSeconds: number):
   spec.setIn(['env', 'MEDRL_STANDIN_STEPS'], String(steps));
   spec.setIn(['env', 'MEDRL_STANDIN_STEP_SECONDS'], String(stepSeconds));
   writeFileSync(join(demo, `configs/${name}.yaml`), spec.toString());
-  const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'submit', `configs/${name}.yaml`, '--json'], { cwd: demo, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'submit', `configs/${name}.yaml`, '--json'], {
+    cwd: demo,
+    encoding: 'utf8',
+  });
   const record = JSON.parse(out) as { id: string; dir: string };
   return { id: record.id, dir: record.dir };
 }
@@ -70,10 +73,14 @@ async function points(frame: FrameLocator, chart: string): Promise<number> {
 
 async function waitForPoints(frame: FrameLocator, chart: string, n: number, timeoutMs = 30_000): Promise<void> {
   let last = -1;
-  await until(() => `chart ${chart} to show ${n} points (last seen ${last})`, async () => {
-    last = await points(frame, chart).catch(() => -1);
-    return last === n ? true : undefined;
-  }, timeoutMs);
+  await until(
+    () => `chart ${chart} to show ${n} points (last seen ${last})`,
+    async () => {
+      last = await points(frame, chart).catch(() => -1);
+      return last === n ? true : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Answers VS Code's own save dialog (the simple file dialog in code-server) with a file path. */
@@ -96,17 +103,21 @@ async function answerFolderDialog(page: Page, title: string, dir: string): Promi
   const input = page.locator('.quick-input-widget input');
   const want = `${dir}/`;
   let steady = 0;
-  await until(() => `the dialog to show and list ${dir} (steady for ${steady} of 3 looks)`, async () => {
-    if ((await input.inputValue()) !== want) {
-      await input.fill(want);
-      steady = 0;
-      return undefined;
-    }
-    const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row .label-name').allInnerTexts();
-    const listed = rows.includes('..') && rows.every((r) => r === '..' || existsSync(join(dir, r.trim())));
-    steady = listed ? steady + 1 : 0;
-    return steady >= 3 ? true : undefined;
-  }, 20_000);
+  await until(
+    () => `the dialog to show and list ${dir} (steady for ${steady} of 3 looks)`,
+    async () => {
+      if ((await input.inputValue()) !== want) {
+        await input.fill(want);
+        steady = 0;
+        return undefined;
+      }
+      const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row .label-name').allInnerTexts();
+      const listed = rows.includes('..') && rows.every((r) => r === '..' || existsSync(join(dir, r.trim())));
+      steady = listed ? steady + 1 : 0;
+      return steady >= 3 ? true : undefined;
+    },
+    20_000,
+  );
   await page.keyboard.press('Enter');
 }
 
@@ -128,22 +139,33 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     // While the trainer runs, the reward chart gains points as steps are logged, without reopening anything.
     const seen: number[] = [];
     const liveAt: number[] = [];
-    await until(() => `the reward chart to reach ${STEPS} points (seen ${seen.join(' → ')})`, async () => {
-      const n = await points(frame, 'reward').catch(() => -1);
-      if (n < 0 || n === seen.at(-1)) return undefined;
-      seen.push(n);
-      if (n < STEPS && (await frame.locator('.run[data-run-id="r0"]').getAttribute('data-state')) === 'live') liveAt.push(n);
-      if (n > 0 && n < STEPS && liveAt.length === 1) await screenshot(page, 'metrics-dashboard-live');
-      return n === STEPS ? true : undefined;
-    }, 180_000);
-    assert.ok(seen.length >= 3 && liveAt.some((n) => n > 0), `the chart grew step by step while the run was live: ${seen.join(' → ')} (live at ${liveAt.join(', ')})`);
+    await until(
+      () => `the reward chart to reach ${STEPS} points (seen ${seen.join(' → ')})`,
+      async () => {
+        const n = await points(frame, 'reward').catch(() => -1);
+        if (n < 0 || n === seen.at(-1)) return undefined;
+        seen.push(n);
+        if (n < STEPS && (await frame.locator('.run[data-run-id="r0"]').getAttribute('data-state')) === 'live') liveAt.push(n);
+        if (n > 0 && n < STEPS && liveAt.length === 1) await screenshot(page, 'metrics-dashboard-live');
+        return n === STEPS ? true : undefined;
+      },
+      180_000,
+    );
+    assert.ok(
+      seen.length >= 3 && liveAt.some((n) => n > 0),
+      `the chart grew step by step while the run was live: ${seen.join(' → ')} (live at ${liveAt.join(', ')})`,
+    );
     for (let k = 1; k < seen.length; k++) assert.ok(seen[k]! > seen[k - 1]!, `points only grow: ${seen.join(' → ')}`);
     // The run ends (the job writes exit_code): the dashboard says so and stops polling.
     await frame.locator('.run[data-run-id="r0"][data-state="ended"]').waitFor({ timeout: 60_000 });
     // The right number of points: one per step line the trainer logged (validation: step 0 and every test_freq).
     const log = logSteps(a.dir);
-    assert.deepEqual([...log.train.keys()], Array.from({ length: STEPS }, (_, i) => i + 1));
-    for (const chart of ['reward', 'kl', 'entropy', 'response_length', 'throughput']) assert.equal(await points(frame, chart), STEPS, chart);
+    assert.deepEqual(
+      [...log.train.keys()],
+      Array.from({ length: STEPS }, (_, i) => i + 1),
+    );
+    for (const chart of ['reward', 'kl', 'entropy', 'response_length', 'throughput'])
+      assert.equal(await points(frame, chart), STEPS, chart);
     assert.equal(await points(frame, 'validation'), log.validation);
     assert.equal(await frame.locator('.run[data-run-id="r0"]').getAttribute('data-steps'), String(STEPS + 1));
     await screenshot(page, 'metrics-dashboard');
@@ -157,7 +179,11 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     const csvFile = join(demo, 'exported.csv');
     await frame.locator('#export-csv').click();
     // VS Code's save dialog (a quick input, its button labelled Export CSV).
-    await page.waitForFunction(() => (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value.endsWith('-metrics.csv'), undefined, { timeout: 15_000 });
+    await page.waitForFunction(
+      () => (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value.endsWith('-metrics.csv'),
+      undefined,
+      { timeout: 15_000 },
+    );
     await answerDialog(page, csvFile);
     const deadline = Date.now() + 15_000;
     while (!existsSync(csvFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
@@ -170,7 +196,10 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
       const [, , step, , value] = row.split(',');
       assert.equal(Number(value), Number(log.train.get(Number(step))), row);
     }
-    assert.ok(csv.some((l) => l.startsWith(`${a.id},actor/pg_loss,${STEPS},`)), 'the searched chart is exported too');
+    assert.ok(
+      csv.some((l) => l.startsWith(`${a.id},actor/pg_loss,${STEPS},`)),
+      'the searched chart is exported too',
+    );
     await page.keyboard.press('Escape');
 
     // Wall time on the x axis: verl's cumulative timing_s/step gives every step a time, so no point is dropped.
@@ -179,18 +208,22 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     assert.equal(await points(frame, 'reward'), STEPS);
     await screenshot(page, 'metrics-wall-time');
 
-
     // Compare: two run folders selected in the explorer, overlaid in one dashboard, each with its own points.
     const explorer = page.locator('.explorer-folders-view');
     await runCommand(page, 'View: Show Explorer');
-    const row = (name: string) => explorer.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${name}$`) }) }).first();
+    const row = (name: string) =>
+      explorer.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${name}$`) }) }).first();
     await row('runs').waitFor();
     for (let i = 0; i < 5 && !(await row(b.id).isVisible()); i++) {
       await row('runs').click();
       await page.waitForTimeout(700);
     }
     // The quick run has long finished (exit_code written).
-    await until(() => `${b.id} to finish`, async () => (existsSync(join(b.dir, 'exit_code')) ? true : undefined), 60_000);
+    await until(
+      () => `${b.id} to finish`,
+      async () => (existsSync(join(b.dir, 'exit_code')) ? true : undefined),
+      60_000,
+    );
     assert.equal(logSteps(b.dir).train.size, 4);
     await row(a.id).click();
     await row(b.id).click({ modifiers: ['Control'] });

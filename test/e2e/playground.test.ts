@@ -17,15 +17,26 @@ describe('reward playground in real VS Code (code-server + Chromium)', () => {
     judge = await startStandinServer(['--served-model-name', 'Judger', '--latency-ms', '50']);
     // code-server runs with HOME = its temp home: the fixture writes the `gpubox` alias and known_hosts there.
     sshd = await startSshd({ home: cs.home, alias: 'gpubox' });
-    writeFileSync(join(ws, 'medrl.yaml'), `version: 1\nhosts:\n  gpubox: {}\njudges:\n  judge:\n    url: ${judge.url}\n    model: Judger\n    seed: 42\n    prompt: "Reference: {ground_truth}\\nResponse: {solution_str}\\nReply in JSON."\n    parse: json:score\n`);
+    writeFileSync(
+      join(ws, 'medrl.yaml'),
+      `version: 1\nhosts:\n  gpubox: {}\njudges:\n  judge:\n    url: ${judge.url}\n    model: Judger\n    seed: 42\n    prompt: "Reference: {ground_truth}\\nResponse: {solution_str}\\nReply in JSON."\n    parse: json:score\n`,
+    );
     copyFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), join(ws, 'exact_match.py'));
-    writeFileSync(join(ws, 'where.py'), 'import os\ndef compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return {"score": 1.0, "file": __file__, "home": os.environ["HOME"]}\n');
-    writeFileSync(join(ws, 'samples.jsonl'), [
-      { data_source: 'pubmedqa', solution_str: 'The trial shows benefit.\n<answer>yes</answer>', ground_truth: 'yes' },
-      { data_source: 'pubmedqa', solution_str: 'Evidence is weak.\n<answer>maybe</answer>', ground_truth: 'no' },
-      { data_source: 'pubmedqa', solution_str: 'Answer: no', ground_truth: 'no' },
-      { data_source: 'pubmedqa', solution_str: '<answer>yes</answer>', ground_truth: 'maybe' },
-    ].map((s) => JSON.stringify(s)).join('\n'));
+    writeFileSync(
+      join(ws, 'where.py'),
+      'import os\ndef compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return {"score": 1.0, "file": __file__, "home": os.environ["HOME"]}\n',
+    );
+    writeFileSync(
+      join(ws, 'samples.jsonl'),
+      [
+        { data_source: 'pubmedqa', solution_str: 'The trial shows benefit.\n<answer>yes</answer>', ground_truth: 'yes' },
+        { data_source: 'pubmedqa', solution_str: 'Evidence is weak.\n<answer>maybe</answer>', ground_truth: 'no' },
+        { data_source: 'pubmedqa', solution_str: 'Answer: no', ground_truth: 'no' },
+        { data_source: 'pubmedqa', solution_str: '<answer>yes</answer>', ground_truth: 'maybe' },
+      ]
+        .map((s) => JSON.stringify(s))
+        .join('\n'),
+    );
     await cs.start({ 'security.workspace.trust.enabled': false });
   });
   after(async () => {
@@ -45,7 +56,11 @@ describe('reward playground in real VS Code (code-server + Chromium)', () => {
     await lens.click();
     const frame = await playgroundFrame(page);
     // Reward functions run on medrl.yaml's default host unless another one of the pool is picked.
-    await frame.waitForFunction(() => (document.querySelector('#host') as (Element & { value?: string }) | null)?.value === 'local', undefined, { timeout: 20_000 });
+    await frame.waitForFunction(
+      () => (document.querySelector('#host') as (Element & { value?: string }) | null)?.value === 'local',
+      undefined,
+      { timeout: 20_000 },
+    );
 
     await frame.locator('#load-samples').click();
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'samples.jsonl' }).first().click();
@@ -58,12 +73,23 @@ describe('reward playground in real VS Code (code-server + Chromium)', () => {
 
     await frame.locator('#run-all').click();
     await frame.locator('#status', { hasText: 'Done.' }).waitFor({ timeout: 60_000 });
-    const rows = await frame.locator('#results tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td.score')].map((td) => td.textContent)));
+    const rows = await frame
+      .locator('#results tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td.score')].map((td) => td.textContent)));
     // The stand-in judge reads only the first line of a multi-line response, so it disagrees on sample 0.
-    assert.deepEqual(rows, [['1', '0'], ['0', '0'], ['1', '1'], ['0', '0']]);
+    assert.deepEqual(rows, [
+      ['1', '0'],
+      ['0', '0'],
+      ['1', '1'],
+      ['0', '0'],
+    ]);
     const raw = await frame.locator('#results tbody tr').nth(2).locator('td.raw').nth(1).textContent();
     assert.match(raw ?? '', /"label": "correct"/, 'the judge answer is shown raw');
-    await frame.locator('#summary', { hasText: "Agreement A vs B on 4 samples: Pearson r 0.577, Cohen's κ 0.500 (pass ≥ 0.5), same pass/fail 75.0%; differ on #0" }).waitFor();
+    await frame
+      .locator('#summary', {
+        hasText: "Agreement A vs B on 4 samples: Pearson r 0.577, Cohen's κ 0.500 (pass ≥ 0.5), same pass/fail 75.0%; differ on #0",
+      })
+      .waitFor();
     await screenshot(page, 'playground-batch');
     await page.close();
   });
@@ -86,7 +112,10 @@ describe('reward playground in real VS Code (code-server + Chromium)', () => {
     for (const d of details) {
       const detail = JSON.parse(d) as { file: string; home: string };
       assert.equal(detail.home, sshd.remoteHome, 'the worker ran on the SSH host (its HOME)');
-      assert.ok(detail.file.startsWith(join(sshd.remoteHome, '.medrl/playground/functions/')) && detail.file.endsWith('/where.py'), detail.file);
+      assert.ok(
+        detail.file.startsWith(join(sshd.remoteHome, '.medrl/playground/functions/')) && detail.file.endsWith('/where.py'),
+        detail.file,
+      );
     }
     await frame.locator('#results thead th', { hasText: 'A score' }).first().waitFor();
     assert.match(await frame.locator('#summary').innerText(), /where\.py:compute_score on gpubox\): 4 run, mean 1\.000, 0 errors/);

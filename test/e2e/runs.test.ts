@@ -34,7 +34,9 @@ describe('runs: submit the demo spec in real VS Code and watch it in the Runs vi
     await openMedrlContainer(page);
     await openFile(page, 'local-demo.yaml');
     await runCommand(page, 'MedRL: Submit Run Spec');
-    await page.locator('.notifications-toasts .notification-toast', { hasText: 'submitted demo-pubmedqa-grpo' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'submitted demo-pubmedqa-grpo' })
+      .waitFor({ timeout: 30_000 });
 
     const runs = pane(page, 'Runs');
     await runs.locator('.monaco-list-row', { hasText: hostName }).first().waitFor({ timeout: 30_000 });
@@ -44,12 +46,17 @@ describe('runs: submit the demo spec in real VS Code and watch it in the Runs vi
     await screenshot(page, `runs-running-${hostName}`);
     await runs.locator('.monaco-list-row', { hasText: 'succeeded' }).waitFor({ timeout: 60_000 });
     assert.match(await row.innerText(), /succeeded · step \d+/);
-    await page.locator('.notifications-toasts .notification-toast', { hasText: `demo-pubmedqa-grpo (${hostName}) succeeded` }).waitFor({ timeout: 20_000 });
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: `demo-pubmedqa-grpo (${hostName}) succeeded` })
+      .waitFor({ timeout: 20_000 });
     await screenshot(page, `runs-succeeded-${hostName}`);
     const folder = hostName === 'local' ? runsDir : join(sshd().remoteHome, 'medrl-runs');
     const entries = readdirSync(folder);
     const id = entries.find((e) => existsSync(join(folder, e, 'run.json')));
-    assert.ok(id && existsSync(join(folder, id, 'metrics.jsonl')), `the run folder has the trainer outputs (${folder}: ${entries.join(', ')}${id ? `; ${id}: ${readdirSync(join(folder, id)).join(', ')}` : ''})`);
+    assert.ok(
+      id && existsSync(join(folder, id, 'metrics.jsonl')),
+      `the run folder has the trainer outputs (${folder}: ${entries.join(', ')}${id ? `; ${id}: ${readdirSync(join(folder, id)).join(', ')}` : ''})`,
+    );
     await page.close();
-    }
+  }
 });

@@ -26,6 +26,7 @@ function valueCell(v: number): string {
  */
 export function toCsv(rows: readonly CsvRow[]): string {
   const out = ['run,metric,step,elapsed_s,value,smoothed'];
-  for (const r of rows) out.push([cell(r.run), cell(r.metric), cell(r.step), cell(r.elapsedSeconds), valueCell(r.value), valueCell(r.smoothed)].join(','));
+  for (const r of rows)
+    out.push([cell(r.run), cell(r.metric), cell(r.step), cell(r.elapsedSeconds), valueCell(r.value), valueCell(r.smoothed)].join(','));
   return `${out.join('\r\n')}\r\n`;
 }

@@ -45,7 +45,10 @@ const app = document.getElementById('app')!;
 const runsBar = el('div', { className: 'runs' });
 const xSelect = document.createElement('vscode-radio-group');
 xSelect.id = 'x-axis';
-for (const [value, label] of [['step', 'step'], ['time', 'wall time']] as const) {
+for (const [value, label] of [
+  ['step', 'step'],
+  ['time', 'wall time'],
+] as const) {
   const o = document.createElement('vscode-radio');
   o.setAttribute('value', value);
   o.setAttribute('name', 'x-axis');
@@ -81,7 +84,17 @@ const grid = el('main', { className: 'charts' });
 const empty = el('p', { className: 'empty', text: 'Reading metrics…' });
 
 app.append(
-  el('header', { className: 'toolbar' }, runsBar, el('span', { className: 'spacer' }), el('span', { className: 'smooth', text: 'x axis' }), xSelect, el('label', { className: 'smooth' }, 'Smoothing ', smoothInput, smoothLabel), search, csvButton),
+  el(
+    'header',
+    { className: 'toolbar' },
+    runsBar,
+    el('span', { className: 'spacer' }),
+    el('span', { className: 'smooth', text: 'x axis' }),
+    xSelect,
+    el('label', { className: 'smooth' }, 'Smoothing ', smoothInput, smoothLabel),
+    search,
+    csvButton,
+  ),
   results,
   problemsBox,
   empty,
@@ -105,7 +118,8 @@ api.post({ type: 'ready' });
 // ---- messages ----------------------------------------------------------------------------------------------------
 function onMessage(msg: ToDashboard): void {
   if (msg.type === 'runs') {
-    for (const info of msg.runs) if (!runs.has(info.id)) runs.set(info.id, { info, series: new MetricSeries(), framework: undefined, status: undefined });
+    for (const info of msg.runs)
+      if (!runs.has(info.id)) runs.set(info.id, { info, series: new MetricSeries(), framework: undefined, status: undefined });
     renderRuns();
   } else if (msg.type === 'points') {
     const run = runs.get(msg.runId);
@@ -138,10 +152,13 @@ function renderRuns(): void {
   for (const r of runs.values()) {
     const st = r.status;
     const state = st?.error ? `error: ${st.error}` : !st ? 'loading' : st.source === null ? 'no metrics yet' : st.live ? 'live' : 'ended';
-    const chip = el('span', { className: 'run', title: `${r.info.where}${st?.source ? `\nreading ${st.source}` : ''}` },
+    const chip = el(
+      'span',
+      { className: 'run', title: `${r.info.where}${st?.source ? `\nreading ${st.source}` : ''}` },
       el('span', { className: 'dot' }),
       el('span', { className: 'label', text: r.info.label }),
-      el('span', { className: 'meta', text: `${r.series.length} steps · ${r.framework ?? '?'} · ${state}` }));
+      el('span', { className: 'meta', text: `${r.series.length} steps · ${r.framework ?? '?'} · ${state}` }),
+    );
     (chip.firstChild as HTMLElement).style.background = runColour(i++);
     chip.dataset.runId = r.info.id;
     chip.dataset.steps = String(r.series.length);
@@ -150,7 +167,11 @@ function renderRuns(): void {
   }
   const anySteps = [...runs.values()].some((r) => r.series.length > 0);
   const errors = [...runs.values()].filter((r) => r.status?.error).map((r) => `${r.info.label}: ${r.status!.error}`);
-  empty.textContent = errors.length ? errors.join('\n') : [...runs.values()].every((r) => r.status) ? 'No metrics logged yet: charts appear with the first step.' : 'Reading metrics…';
+  empty.textContent = errors.length
+    ? errors.join('\n')
+    : [...runs.values()].every((r) => r.status)
+      ? 'No metrics logged yet: charts appear with the first step.'
+      : 'Reading metrics…';
   empty.hidden = anySteps;
 }
 
@@ -268,7 +289,11 @@ function render(): void {
     chart.section.dataset.points = String(points);
     chart.section.dataset.runPoints = lines.map((l) => `${l.run.info.label}=${l.raw.length}`).join(' ');
     // NaN and infinities cannot be drawn; they are named (a diverging loss must be seen) and left as gaps.
-    const nonFinite = lines.flatMap((l) => l.raw.flatMap((v, i) => (Number.isFinite(v) ? [] : [`${v} at step ${l.steps[i]}${lines.length > 1 ? ` (${l.run.info.label})` : ''}`])));
+    const nonFinite = lines.flatMap((l) =>
+      l.raw.flatMap((v, i) =>
+        Number.isFinite(v) ? [] : [`${v} at step ${l.steps[i]}${lines.length > 1 ? ` (${l.run.info.label})` : ''}`],
+      ),
+    );
     chart.section.dataset.nonFinite = String(nonFinite.length);
     chart.caption.textContent = `${points} point${points === 1 ? '' : 's'}${lines.length === 1 ? ` · ${lines[0]!.key}` : ''}${nonFinite.length ? ` · ${nonFinite.slice(0, 3).join(', ')}${nonFinite.length > 3 ? ` and ${nonFinite.length - 3} more` : ''}` : ''}`;
     chart.caption.title = lines.map((l) => `${l.run.info.label}: ${l.key} (${l.raw.length} points)`).join('\n');
@@ -289,7 +314,14 @@ function render(): void {
           legend: { live: true },
           cursor: { drag: { x: true, y: false } },
           axes: [
-            { stroke: fg, grid: { stroke: gridColour, width: 1 }, ticks: { stroke: gridColour }, values: xAxis === 'time' ? (_u, vals) => vals.map(duration) : undefined, label: xAxis === 'time' ? 'wall time' : 'step', labelSize: 16 },
+            {
+              stroke: fg,
+              grid: { stroke: gridColour, width: 1 },
+              ticks: { stroke: gridColour },
+              values: xAxis === 'time' ? (_u, vals) => vals.map(duration) : undefined,
+              label: xAxis === 'time' ? 'wall time' : 'step',
+              labelSize: 16,
+            },
             { stroke: fg, grid: { stroke: gridColour, width: 1 }, ticks: { stroke: gridColour }, size: 56 },
           ],
           series: [
@@ -324,7 +356,15 @@ function exportCsv(): void {
   for (const chart of charts) {
     if (chart.section.hidden) continue;
     for (const l of linesOf(chart)) {
-      for (let i = 0; i < l.raw.length; i++) rows.push({ run: l.run.info.label, metric: l.key, step: l.steps[i]!, elapsedSeconds: l.elapsed[i]!, value: l.raw[i]!, smoothed: l.y[i]! });
+      for (let i = 0; i < l.raw.length; i++)
+        rows.push({
+          run: l.run.info.label,
+          metric: l.key,
+          step: l.steps[i]!,
+          elapsedSeconds: l.elapsed[i]!,
+          value: l.raw[i]!,
+          smoothed: l.y[i]!,
+        });
     }
   }
   const first = [...runs.values()][0]?.info.label ?? 'metrics';

@@ -33,14 +33,35 @@ function textField(value = '', placeholder = ''): ValueElement {
   return t;
 }
 function row(label: string, control: HTMLElement, help?: string): HTMLElement {
-  return el('div', { className: 'row' }, el('label', { text: label }), el('div', {}, control, ...(help ? [el('div', { className: 'help', text: help })] : [])));
+  return el(
+    'div',
+    { className: 'row' },
+    el('label', { text: label }),
+    el('div', {}, control, ...(help ? [el('div', { className: 'help', text: help })] : [])),
+  );
 }
 
-let fields: {
-  format: ValueElement; question: ValueElement; answer: ValueElement; id: ValueElement; dataSource: ValueElement; dataSourceName: ValueElement;
-  abilityName: ValueElement; template: ValueElement; system: ValueElement; extra: ValueElement; split: ValueElement; seed: ValueElement;
-  out: ValueElement; fileFormat: ValueElement; twin: CheckElement; uploadHost: ValueElement; uploadDir: ValueElement;
-} | undefined;
+let fields:
+  | {
+      format: ValueElement;
+      question: ValueElement;
+      answer: ValueElement;
+      id: ValueElement;
+      dataSource: ValueElement;
+      dataSourceName: ValueElement;
+      abilityName: ValueElement;
+      template: ValueElement;
+      system: ValueElement;
+      extra: ValueElement;
+      split: ValueElement;
+      seed: ValueElement;
+      out: ValueElement;
+      fileFormat: ValueElement;
+      twin: CheckElement;
+      uploadHost: ValueElement;
+      uploadDir: ValueElement;
+    }
+  | undefined;
 const output = el('div', { className: 'output' });
 const message = el('div', { className: 'message' });
 
@@ -50,7 +71,12 @@ function onMessage(msg: ConvertToWebview): void {
       build(msg);
       return;
     case 'preview': {
-      const problems = msg.problems.map((p) => el('li', { className: 'problem', text: `${p.row !== undefined ? rowAndLine({ row: p.row }) : 'file'}${p.field ? ` (${p.field})` : ''}: ${p.reason}` }));
+      const problems = msg.problems.map((p) =>
+        el('li', {
+          className: 'problem',
+          text: `${p.row !== undefined ? rowAndLine({ row: p.row }) : 'file'}${p.field ? ` (${p.field})` : ''}: ${p.reason}`,
+        }),
+      );
       output.replaceChildren(
         el('h2', { text: `Preview: the first ${msg.rows.length} converted row(s) of ${msg.rowsRead} read` }),
         ...(problems.length ? [el('ul', { className: 'problems' }, ...problems)] : []),
@@ -98,7 +124,10 @@ function build(init: Extract<ConvertToWebview, { type: 'init' }>): void {
   pick(f.answer, 'answer', 'final_decision', 'solution', 'label', 'output');
   pick(f.id, '_key', 'id', 'Text ID');
   f.template.setAttribute('rows', '5');
-  f.template.setAttribute('placeholder', 'e.g. {CONTEXTS}\\n\\nQuestion: {QUESTION}\\nAnswer with yes, no or maybe. (empty: the question as it is)');
+  f.template.setAttribute(
+    'placeholder',
+    'e.g. {CONTEXTS}\\n\\nQuestion: {QUESTION}\\nAnswer with yes, no or maybe. (empty: the question as it is)',
+  );
   f.twin.setAttribute('label', 'also write a .jsonl beside each parquet file');
   fields = f;
   const previewButton = el('vscode-button', { text: 'Preview' });
@@ -116,19 +145,34 @@ function build(init: Extract<ConvertToWebview, { type: 'init' }>): void {
       api.post({ type: 'write', form, target });
     }
   });
-  const sample = el('details', { className: 'sample' }, el('summary', { text: 'First raw row' }), el('pre', { text: JSON.stringify(init.sample, null, 2) }));
+  const sample = el(
+    'details',
+    { className: 'sample' },
+    el('summary', { text: 'First raw row' }),
+    el('pre', { text: JSON.stringify(init.sample, null, 2) }),
+  );
   app.replaceChildren(
     el('h1', { text: `Convert ${init.source}` }),
     sample,
-    el('div', { className: 'form' },
-      row('Target format', f.format, 'verl: data_source, prompt (chat), ability, reward_model.ground_truth, extra_info; TRL: prompt/completion or messages'),
+    el(
+      'div',
+      { className: 'form' },
+      row(
+        'Target format',
+        f.format,
+        'verl: data_source, prompt (chat), ability, reward_model.ground_truth, extra_info; TRL: prompt/completion or messages',
+      ),
       row('Question field', f.question),
       row('Answer (ground truth) field', f.answer),
       row('Id field', f.id, '_key is the id of a row in a JSON object keyed by id'),
       row('data_source field', f.dataSource, 'or a fixed name below'),
       row('data_source name', f.dataSourceName, 'picks the reward function in verl'),
       row('ability', f.abilityName),
-      row('Prompt template', f.template, '{FIELD} inserts a raw field ({question} and {answer} the mapped ones); lists become one item per line'),
+      row(
+        'Prompt template',
+        f.template,
+        '{FIELD} inserts a raw field ({question} and {answer} the mapped ones); lists become one item per line',
+      ),
       row('System message', f.system),
       row('Extra fields', f.extra, 'copied into extra_info (verl) or extra columns (TRL), comma-separated'),
       row('Train fraction', f.split, 'e.g. 0.9; empty: no split'),
@@ -159,7 +203,10 @@ function readForm(): ConvertForm | undefined {
     abilityName: f.abilityName.value.trim(),
     template: f.template.value || undefined,
     system: f.system.value.trim() || undefined,
-    extra: f.extra.value.split(',').map((s) => s.trim()).filter(Boolean),
+    extra: f.extra.value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     split: split ? Number(split) : undefined,
     seed: Number(f.seed.value.trim() || '42'),
   });

@@ -93,7 +93,9 @@ function onMessage(msg: DatasetToWebview): void {
     case 'summary': {
       total = msg.rows;
       meta.textContent = `${meta.textContent?.split(' · ').slice(0, 2).join(' · ')} · ${msg.kindLabel} · ${msg.rows} rows`;
-      const breakdown = Object.entries(msg.dataSources).map(([k, n]) => `${k} ${n}`).join(', ');
+      const breakdown = Object.entries(msg.dataSources)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ');
       status.textContent = `${msg.rowsOk} of ${msg.rows} rows fine, ${msg.problemCount} problem(s)${breakdown ? ` · data_source: ${breakdown}` : ''} · prompt budget ${msg.maxPromptTokens} tokens (≈ characters / 4)`;
       status.classList.toggle('bad', msg.problemCount > 0);
       if (msg.columns.length && !columns.length) setColumns(msg.columns);
@@ -125,13 +127,17 @@ function onMessage(msg: DatasetToWebview): void {
 
 function columnsOf(rows: DatasetRow[]): string[] {
   const keys = new Set<string>();
-  for (const r of rows) if (r.value && typeof r.value === 'object' && !Array.isArray(r.value)) for (const k of Object.keys(r.value)) keys.add(k);
+  for (const r of rows)
+    if (r.value && typeof r.value === 'object' && !Array.isArray(r.value)) for (const k of Object.keys(r.value)) keys.add(k);
   return [...keys];
 }
 
 function setColumns(cols: string[]): void {
   columns = cols.slice(0, MAX_COLUMNS);
-  header.replaceChildren(el('div', { className: 'cell index', text: '#' }), ...columns.map((c) => el('div', { className: 'cell', text: c, title: c })));
+  header.replaceChildren(
+    el('div', { className: 'cell index', text: '#' }),
+    ...columns.map((c) => el('div', { className: 'cell', text: c, title: c })),
+  );
   header.style.gridTemplateColumns = gridColumns();
 }
 
@@ -174,7 +180,8 @@ function render(): void {
     if (!r) row.append(el('div', { className: 'cell pending', text: '…' }));
     else if (r.error !== undefined) row.append(el('div', { className: 'cell wide', text: r.error, title: r.error }));
     else {
-      const obj = r.value && typeof r.value === 'object' && !Array.isArray(r.value) ? (r.value as Record<string, unknown>) : { value: r.value };
+      const obj =
+        r.value && typeof r.value === 'object' && !Array.isArray(r.value) ? (r.value as Record<string, unknown>) : { value: r.value };
       for (const c of columns) {
         const t = cellText(obj[c]);
         row.append(el('div', { className: 'cell', text: t, title: t.slice(0, 2000) }));
@@ -234,7 +241,9 @@ function startSearch(): void {
 function showDetail(i: number): void {
   const r = cache.get(i);
   if (!r) return;
-  const head = el('h2', { text: `Row ${i + 1}${r.key !== undefined ? ` · ${r.key}` : ''}${r.line !== undefined ? ` · line ${r.line}` : ''}` });
+  const head = el('h2', {
+    text: `Row ${i + 1}${r.key !== undefined ? ` · ${r.key}` : ''}${r.line !== undefined ? ` · line ${r.line}` : ''}`,
+  });
   detail.replaceChildren(head, r.error !== undefined ? el('div', { className: 'text error', text: r.error }) : valueView(r.value, 0));
 }
 
@@ -246,16 +255,24 @@ function valueView(v: unknown, depth: number): HTMLElement {
   const box = el('details', { className: 'node' });
   box.open = depth < 3;
   box.append(el('summary', { text: Array.isArray(v) ? `list of ${entries.length}` : `${entries.length} field(s)` }));
-  for (const [k, x] of entries) box.append(el('div', { className: 'entry' }, el('span', { className: 'key', text: k }), valueView(x, depth + 1)));
+  for (const [k, x] of entries)
+    box.append(el('div', { className: 'entry' }, el('span', { className: 'key', text: k }), valueView(x, depth + 1)));
   return box;
 }
 
 function showProblems(problems: DatasetProblem[], count: number): void {
-  problemsTitle.textContent = count ? `Problems: ${count}${count > problems.length ? ` (first ${problems.length} shown)` : ''}` : 'Problems: none';
+  problemsTitle.textContent = count
+    ? `Problems: ${count}${count > problems.length ? ` (first ${problems.length} shown)` : ''}`
+    : 'Problems: none';
   problemsList.replaceChildren(
     ...problems.map((p) => {
       const where = [rowAndLine(p) || 'file', p.field].filter(Boolean).join(' · ');
-      const li = el('li', { className: `problem ${p.severity}` }, el('span', { className: 'at', text: where }), el('span', { text: p.reason }));
+      const li = el(
+        'li',
+        { className: `problem ${p.severity}` },
+        el('span', { className: 'at', text: where }),
+        el('span', { text: p.reason }),
+      );
       if (p.row !== undefined) li.addEventListener('click', () => goTo(p.row!));
       return li;
     }),

@@ -9,7 +9,14 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { connect, el } from '../shared/vscode-api';
-import { fromPlayground, toPlayground, type PlaygroundResult, type PlaygroundSample, type ScorerRef, type ToPlayground } from '../../src/protocol/playground';
+import {
+  fromPlayground,
+  toPlayground,
+  type PlaygroundResult,
+  type PlaygroundSample,
+  type ScorerRef,
+  type ToPlayground,
+} from '../../src/protocol/playground';
 
 interface Field extends HTMLElement {
   value: string;
@@ -88,7 +95,15 @@ function run(indexes: number[] | null): void {
   if (!a) return setStatus('Pick scorer A: a reward function or a judge.', true);
   const t = Number(threshold.value);
   if (!hostPick.value) return setStatus('Pick the host reward functions run on.', true);
-  api.post({ type: 'run', a, b: scorerOf(scorerB.value), host: hostPick.value, indexes, threshold: Number.isFinite(t) ? t : 0.5, bypassCache: bypass.checked === true });
+  api.post({
+    type: 'run',
+    a,
+    b: scorerOf(scorerB.value),
+    host: hostPick.value,
+    indexes,
+    threshold: Number.isFinite(t) ? t : 0.5,
+    bypassCache: bypass.checked === true,
+  });
 }
 
 function setStatus(text: string, error = false): void {
@@ -96,15 +111,32 @@ function setStatus(text: string, error = false): void {
   status.classList.toggle('error', error);
 }
 
-const toolbar = el('div', { className: 'toolbar' },
-  el('label', { text: 'A' }), scorerA, el('label', { text: 'B' }), scorerB, el('label', { text: 'on' }), hostPick, el('label', { text: 'pass ≥' }), threshold, bypass,
-  runAll, runSelected, cancel, ring);
-const fileBar = el('div', { className: 'toolbar' },
+const toolbar = el(
+  'div',
+  { className: 'toolbar' },
+  el('label', { text: 'A' }),
+  scorerA,
+  el('label', { text: 'B' }),
+  scorerB,
+  el('label', { text: 'on' }),
+  hostPick,
+  el('label', { text: 'pass ≥' }),
+  threshold,
+  bypass,
+  runAll,
+  runSelected,
+  cancel,
+  ring,
+);
+const fileBar = el(
+  'div',
+  { className: 'toolbar' },
   button('Load samples…', 'folder-opened', () => api.post({ type: 'pickDataset' }), 'load-samples'),
   button('Load regression cases', 'history', () => withFunction((fn) => api.post({ type: 'loadCases', fn })), 'load-cases'),
   button('Save expected as cases', 'save', () => withFunction((fn) => api.post({ type: 'saveCases', fn })), 'save-cases'),
   button('Export CSV', 'export', () => api.post({ type: 'export', format: 'csv' }), 'export-csv'),
-  button('Export JSONL', 'json', () => api.post({ type: 'export', format: 'jsonl' }), 'export-jsonl'));
+  button('Export JSONL', 'json', () => api.post({ type: 'export', format: 'jsonl' }), 'export-jsonl'),
+);
 
 function withFunction(fn: (ref: ScorerRef) => void): void {
   const a = scorerOf(scorerA.value);
@@ -119,8 +151,16 @@ newSolution.id = 'new-solution';
 newSolution.setAttribute('placeholder', 'solution_str (the model response)');
 const newTruth = textfield('new-ground-truth', 'ground_truth (text or JSON)');
 const newExtra = textfield('new-extra-info', 'extra_info (JSON, optional)');
-const addForm = el('details', { className: 'add' }, el('summary', { text: 'Add a sample by hand' }), newSource, newSolution, newTruth, newExtra,
-  button('Add sample', 'add', addSample, 'add-sample'));
+const addForm = el(
+  'details',
+  { className: 'add' },
+  el('summary', { text: 'Add a sample by hand' }),
+  newSource,
+  newSolution,
+  newTruth,
+  newExtra,
+  button('Add sample', 'add', addSample, 'add-sample'),
+);
 
 function parseMaybeJson(text: string): unknown {
   try {
@@ -140,7 +180,15 @@ function addSample(): void {
       return setStatus(`extra_info is not JSON: ${String(err)}`, true);
     }
   }
-  api.post({ type: 'addSample', sample: { data_source: newSource.value, solution_str: newSolution.value, ground_truth: parseMaybeJson(newTruth.value), extra_info: extra } });
+  api.post({
+    type: 'addSample',
+    sample: {
+      data_source: newSource.value,
+      solution_str: newSolution.value,
+      ground_truth: parseMaybeJson(newTruth.value),
+      extra_info: extra,
+    },
+  });
   newSolution.value = '';
 }
 
@@ -170,17 +218,34 @@ function checkedIndexes(): number[] {
 
 function header(): void {
   const cols = ['', '#', 'data_source', 'solution_str', 'ground_truth', 'expected', ...(hasTraining() ? ['training'] : [])];
-  for (const s of sides) cols.push(`${s.toUpperCase()} score`, `${s.toUpperCase()} answer / detail`, `${s.toUpperCase()} ms`, `${s.toUpperCase()} output`, `${s.toUpperCase()} error`);
+  for (const s of sides)
+    cols.push(
+      `${s.toUpperCase()} score`,
+      `${s.toUpperCase()} answer / detail`,
+      `${s.toUpperCase()} ms`,
+      `${s.toUpperCase()} output`,
+      `${s.toUpperCase()} error`,
+    );
   const tr = el('tr');
-  for (const c of cols) tr.append(el('th', { text: c, title: c.startsWith('A ') ? labels.a ?? '' : c.startsWith('B ') ? labels.b ?? '' : '' }));
+  for (const c of cols)
+    tr.append(el('th', { text: c, title: c.startsWith('A ') ? (labels.a ?? '') : c.startsWith('B ') ? (labels.b ?? '') : '' }));
   table.replaceChildren(el('thead', {}, tr), tbody);
 }
 
 function cellsFor(r: PlaygroundResult | undefined, expected: number | undefined): HTMLElement[] {
   if (!r) return [el('td', { className: 'score', text: '' }), el('td'), el('td'), el('td'), el('td')];
   const mismatch = expected !== undefined && r.score !== null && Math.abs(r.score - expected) > 1e-6;
-  const score = el('td', { className: `score${r.error ? ' failed' : ''}${mismatch ? ' mismatch' : ''}`, text: fmt(r.score), title: mismatch ? `expected ${expected}` : '' });
-  const answer = r.raw !== undefined ? `${r.raw}${r.attempts && r.attempts > 1 ? `  [${r.attempts} attempts]` : ''}${r.cached ? '  [cached]' : ''}` : r.detail ? JSON.stringify(r.detail) : '';
+  const score = el('td', {
+    className: `score${r.error ? ' failed' : ''}${mismatch ? ' mismatch' : ''}`,
+    text: fmt(r.score),
+    title: mismatch ? `expected ${expected}` : '',
+  });
+  const answer =
+    r.raw !== undefined
+      ? `${r.raw}${r.attempts && r.attempts > 1 ? `  [${r.attempts} attempts]` : ''}${r.cached ? '  [cached]' : ''}`
+      : r.detail
+        ? JSON.stringify(r.detail)
+        : '';
   const output = [r.stdout, r.stderr].filter(Boolean).join('\n');
   return [
     score,
@@ -210,9 +275,16 @@ function row(i: number): HTMLTableRowElement {
     api.post({ type: 'setExpected', index: i, expected: v });
     renderRow(i);
   });
-  const tr = el('tr', {}, el('td', {}, pick), el('td', { className: 'num', text: String(i) }), el('td', { text: s.data_source }),
-    el('td', { className: 'text', text: short(s.solution_str), title: s.solution_str }), el('td', { className: 'text', text: short(s.ground_truth), title: short(s.ground_truth, 5000) }),
-    el('td', {}, expected));
+  const tr = el(
+    'tr',
+    {},
+    el('td', {}, pick),
+    el('td', { className: 'num', text: String(i) }),
+    el('td', { text: s.data_source }),
+    el('td', { className: 'text', text: short(s.solution_str), title: s.solution_str }),
+    el('td', { className: 'text', text: short(s.ground_truth), title: short(s.ground_truth, 5000) }),
+    el('td', {}, expected),
+  );
   if (hasTraining()) tr.append(el('td', { className: 'num training', text: fmt(s.trainingScore) }));
   tr.dataset.index = String(i);
   for (const side of sides) tr.append(...cellsFor(results[side][i], s.expected));
@@ -238,10 +310,14 @@ function renderSummary(agreement?: Extract<ToPlayground, { type: 'runDone' }>['a
     const mean = scored.length ? scored.reduce((x, y) => x + y, 0) / scored.length : NaN;
     const vsExpected = rs.filter((r) => samples[r.index]?.expected !== undefined);
     const passed = vsExpected.filter((r) => r.score !== null && Math.abs(r.score - samples[r.index]!.expected!) <= 1e-6).length;
-    parts.push(`${s.toUpperCase()} (${labels[s] ?? ''}): ${rs.length} run, mean ${Number.isNaN(mean) ? '–' : mean.toFixed(3)}, ${rs.filter((r) => r.error).length} errors${vsExpected.length ? `, ${passed}/${vsExpected.length} match expected` : ''}`);
+    parts.push(
+      `${s.toUpperCase()} (${labels[s] ?? ''}): ${rs.length} run, mean ${Number.isNaN(mean) ? '–' : mean.toFixed(3)}, ${rs.filter((r) => r.error).length} errors${vsExpected.length ? `, ${passed}/${vsExpected.length} match expected` : ''}`,
+    );
   }
   if (agreement) {
-    parts.push(`${against === 'training' ? 'Back-test: A against the training scores' : 'Agreement A vs B'} on ${agreement.n} samples: Pearson r ${fmt(agreement.pearson)}, Cohen's κ ${fmt(agreement.kappa)} (pass ≥ ${agreement.threshold}), same pass/fail ${agreement.agreement === null ? '–' : `${(agreement.agreement * 100).toFixed(1)}%`}${agreement.disagreements.length ? `; differ on #${agreement.disagreements.slice(0, 20).join(', #')}` : ''}`);
+    parts.push(
+      `${against === 'training' ? 'Back-test: A against the training scores' : 'Agreement A vs B'} on ${agreement.n} samples: Pearson r ${fmt(agreement.pearson)}, Cohen's κ ${fmt(agreement.kappa)} (pass ≥ ${agreement.threshold}), same pass/fail ${agreement.agreement === null ? '–' : `${(agreement.agreement * 100).toFixed(1)}%`}${agreement.disagreements.length ? `; differ on #${agreement.disagreements.slice(0, 20).join(', #')}` : ''}`,
+    );
   }
   summary.replaceChildren(...parts.map((p) => el('div', { text: p })));
   renderHistogram();
@@ -257,7 +333,10 @@ function renderHistogram(): void {
   }
   let lo = Math.min(...all);
   let hi = Math.max(...all);
-  if (lo === hi) { lo -= 0.5; hi += 0.5; }
+  if (lo === hi) {
+    lo -= 0.5;
+    hi += 0.5;
+  }
   const width = (hi - lo) / bins;
   const xs = Array.from({ length: bins }, (_, i) => lo + (i + 0.5) * width);
   const counts = sides.map((s) => {
@@ -266,35 +345,51 @@ function renderHistogram(): void {
     return c;
   });
   const style = getComputedStyle(document.body);
-  const colours = [style.getPropertyValue('--vscode-charts-blue') || '#3794ff', style.getPropertyValue('--vscode-charts-orange') || '#d18616'];
+  const colours = [
+    style.getPropertyValue('--vscode-charts-blue') || '#3794ff',
+    style.getPropertyValue('--vscode-charts-orange') || '#d18616',
+  ];
   const bars = uPlot.paths.bars!({ size: [0.8 / sides.length, 60], align: 0 });
   plot?.destroy();
-  plot = new uPlot({
-    width: Math.min(700, chart.clientWidth || 600), height: 160, title: 'Score histogram',
-    scales: { x: { time: false } },
-    axes: [{ stroke: style.getPropertyValue('--vscode-foreground') }, { stroke: style.getPropertyValue('--vscode-foreground') }],
-    series: [{ label: 'score' }, ...sides.map((s, k) => ({ label: `${s.toUpperCase()} count`, stroke: colours[k], fill: `${colours[k]!.trim()}88`, paths: bars }))],
-  }, [xs, ...counts], chart);
+  plot = new uPlot(
+    {
+      width: Math.min(700, chart.clientWidth || 600),
+      height: 160,
+      title: 'Score histogram',
+      scales: { x: { time: false } },
+      axes: [{ stroke: style.getPropertyValue('--vscode-foreground') }, { stroke: style.getPropertyValue('--vscode-foreground') }],
+      series: [
+        { label: 'score' },
+        ...sides.map((s, k) => ({ label: `${s.toUpperCase()} count`, stroke: colours[k], fill: `${colours[k]!.trim()}88`, paths: bars })),
+      ],
+    },
+    [xs, ...counts],
+    chart,
+  );
 }
 
 function fillSelect(s: Field, options: Array<[string, string]>, value: string): void {
-  s.replaceChildren(...options.map(([v, text]) => {
-    const o = document.createElement('vscode-option') as unknown as Field;
-    o.setAttribute('value', v);
-    o.textContent = text;
-    if (v === value) o.setAttribute('selected', '');
-    return o;
-  }));
+  s.replaceChildren(
+    ...options.map(([v, text]) => {
+      const o = document.createElement('vscode-option') as unknown as Field;
+      o.setAttribute('value', v);
+      o.textContent = text;
+      if (v === value) o.setAttribute('selected', '');
+      return o;
+    }),
+  );
   s.value = value;
 }
 
 function showJudgeParams(): void {
   if (!init) return;
   const used = [scorerA.value, scorerB.value].map(scorerOf).filter((r): r is Extract<ScorerRef, { kind: 'judge' }> => r?.kind === 'judge');
-  judgeParams.textContent = used.map((r) => {
-    const j = init!.judges.find((x) => x.name === r.name);
-    return j ? `judge ${j.name}: ${j.model} at ${j.url}, temperature ${j.temperature}, seed ${j.seed ?? 'none'}, score ${j.parser}` : '';
-  }).join(' · ');
+  judgeParams.textContent = used
+    .map((r) => {
+      const j = init!.judges.find((x) => x.name === r.name);
+      return j ? `judge ${j.name}: ${j.model} at ${j.url}, temperature ${j.temperature}, seed ${j.seed ?? 'none'}, score ${j.parser}` : '';
+    })
+    .join(' · ');
 }
 scorerA.addEventListener('change', showJudgeParams);
 scorerB.addEventListener('change', showJudgeParams);
@@ -308,12 +403,20 @@ function onMessage(msg: ToPlayground): void {
         ...msg.judges.map((j) => [`judge\u0000${j.name}`, `⚖ judge ${j.name} (${j.model})`] as [string, string]),
       ];
       const sel = msg.selected;
-      const selected = sel ? (sel.kind === 'judge' ? `judge\u0000${sel.name}` : options.find(([v]) => v.startsWith(`function\u0000${sel.path}\u0000${sel.name ?? ''}`))?.[0] ?? '') : options[0]?.[0] ?? '';
+      const selected = sel
+        ? sel.kind === 'judge'
+          ? `judge\u0000${sel.name}`
+          : (options.find(([v]) => v.startsWith(`function\u0000${sel.path}\u0000${sel.name ?? ''}`))?.[0] ?? '')
+        : (options[0]?.[0] ?? '');
       fillSelect(scorerA, options, selected);
       fillSelect(scorerB, [['', '— none —'], ...options], '');
       // A host picked earlier stays picked when medrl.yaml changes, as long as it is still there.
       const host = msg.hosts.some((h) => h.name === hostPick.value) ? hostPick.value : msg.host;
-      fillSelect(hostPick, msg.hosts.map((h) => [h.name, h.kind === 'local' ? `${h.name} (this machine)` : `${h.name} (ssh)`]), host);
+      fillSelect(
+        hostPick,
+        msg.hosts.map((h) => [h.name, h.kind === 'local' ? `${h.name} (this machine)` : `${h.name} (ssh)`]),
+        host,
+      );
       showJudgeParams();
       if (!msg.trusted) setStatus('This workspace is not trusted: reward functions and judges do not run here.', true);
       return;
@@ -324,7 +427,10 @@ function onMessage(msg: ToPlayground): void {
       renderTable();
       renderSummary();
       problems.replaceChildren(...msg.problems.map((p) => el('div', { text: p })));
-      setStatus(`${samples.length} samples from ${msg.source}${msg.problems.length ? `; ${msg.problems.length} rows could not be read (below)` : ''}.`, msg.problems.length > 0);
+      setStatus(
+        `${samples.length} samples from ${msg.source}${msg.problems.length ? `; ${msg.problems.length} rows could not be read (below)` : ''}.`,
+        msg.problems.length > 0,
+      );
       return;
     case 'runStarted':
       running = true;

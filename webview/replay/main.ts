@@ -19,7 +19,12 @@ interface State {
 
 const api = connect(toWebview, fromWebview, onMessage);
 const saved = api.getState<State>();
-const state: State = saved ?? { collection: '', step: undefined, sort: { column: 'index', desc: false }, filters: { text: '', minScore: '', maxScore: '', dataSource: '', extraKey: '', extraValue: '', flagged: false } };
+const state: State = saved ?? {
+  collection: '',
+  step: undefined,
+  sort: { column: 'index', desc: false },
+  filters: { text: '', minScore: '', maxScore: '', dataSource: '', extraKey: '', extraValue: '', flagged: false },
+};
 let steps: StepInfoMsg[] = [];
 let requestId = 0;
 let queryGen = 0;
@@ -69,13 +74,15 @@ function select(id: string, label: string, key: 'dataSource' | 'extraKey'): HTML
 }
 
 function setOptions(s: HTMLElement, values: string[], current: string, anyLabel: string): void {
-  s.replaceChildren(...['', ...values].map((v) => {
-    const o = document.createElement('vscode-option');
-    o.setAttribute('value', v);
-    o.textContent = v || anyLabel;
-    if (v === current) o.setAttribute('selected', '');
-    return o;
-  }));
+  s.replaceChildren(
+    ...['', ...values].map((v) => {
+      const o = document.createElement('vscode-option');
+      o.setAttribute('value', v);
+      o.textContent = v || anyLabel;
+      if (v === current) o.setAttribute('selected', '');
+      return o;
+    }),
+  );
   (s as unknown as { value: string }).value = current;
 }
 
@@ -107,17 +114,22 @@ const list = new VirtualList(
   (offset, n) => fetchPage(offset, n),
   (index) => openEpisode(index),
   (column) => {
-    state.sort = state.sort.column === column ? { column: state.sort.column, desc: !state.sort.desc } : { column: column as EpisodeQueryMsg['sort']['column'], desc: column !== 'index' };
+    state.sort =
+      state.sort.column === column
+        ? { column: state.sort.column, desc: !state.sort.desc }
+        : { column: column as EpisodeQueryMsg['sort']['column'], desc: column !== 'index' };
     requery();
   },
 );
 const episodeView = new EpisodeView({
   openIndex: (i) => list.open(i),
   compare: () => {
-    if (state.step !== undefined && openIndex !== undefined) api.post({ type: 'compare', collection: state.collection, step: state.step, index: openIndex });
+    if (state.step !== undefined && openIndex !== undefined)
+      api.post({ type: 'compare', collection: state.collection, step: state.step, index: openIndex });
   },
   sendToPlayground: () => {
-    if (state.step !== undefined && openIndex !== undefined) api.post({ type: 'sendToPlayground', collection: state.collection, step: state.step, index: openIndex });
+    if (state.step !== undefined && openIndex !== undefined)
+      api.post({ type: 'sendToPlayground', collection: state.collection, step: state.step, index: openIndex });
   },
 });
 
@@ -189,7 +201,10 @@ function pickStep(step: number | undefined): void {
   state.step = step;
   openIndex = undefined;
   list.selected = undefined;
-  timeline.update(steps.filter((s) => s.collection === state.collection), step);
+  timeline.update(
+    steps.filter((s) => s.collection === state.collection),
+    step,
+  );
   signalsBox.replaceChildren(signalsPanel(steps.find((s) => s.collection === state.collection && s.step === step)));
   requery();
   // The first episode is shown at once, before the step's index is complete.
@@ -210,13 +225,15 @@ function onMessage(msg: ToWebview): void {
       title.title = msg.source;
       const names = [...new Set(steps.map((s) => s.collection))];
       if (!names.includes(state.collection)) state.collection = names[0] ?? '';
-      collectionSelect.replaceChildren(...names.map((n) => {
-        const o = document.createElement('vscode-option');
-        o.setAttribute('value', n);
-        o.textContent = n;
-        if (n === state.collection) o.setAttribute('selected', '');
-        return o;
-      }));
+      collectionSelect.replaceChildren(
+        ...names.map((n) => {
+          const o = document.createElement('vscode-option');
+          o.setAttribute('value', n);
+          o.textContent = n;
+          if (n === state.collection) o.setAttribute('selected', '');
+          return o;
+        }),
+      );
       const inSet = steps.filter((s) => s.collection === state.collection);
       pickStep(inSet.some((s) => s.step === state.step) ? state.step : inSet.at(-1)?.step);
       break;
@@ -225,7 +242,10 @@ function onMessage(msg: ToWebview): void {
       const before = steps.find((s) => s.collection === state.collection && s.step === state.step);
       steps = msg.steps;
       const now = steps.find((s) => s.collection === state.collection && s.step === state.step);
-      timeline.update(steps.filter((s) => s.collection === state.collection), state.step);
+      timeline.update(
+        steps.filter((s) => s.collection === state.collection),
+        state.step,
+      );
       signalsBox.replaceChildren(signalsPanel(now));
       status.textContent = `${steps.filter((s) => s.indexed).length}/${steps.length} step files indexed`;
       // The open step finished indexing: refresh the list (its length, groups and signals are final now).
@@ -256,7 +276,8 @@ function onMessage(msg: ToWebview): void {
       break;
     }
     case 'episode':
-      if (msg.episode.collection === state.collection && msg.episode.step === state.step && msg.episode.index === openIndex) episodeView.show(msg.episode);
+      if (msg.episode.collection === state.collection && msg.episode.step === state.step && msg.episode.index === openIndex)
+        episodeView.show(msg.episode);
       break;
     case 'compare':
       episodeView.showCompare(msg.compare);

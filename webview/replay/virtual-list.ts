@@ -17,12 +17,23 @@ export function columnsFor(extraKeys: string[]): Column[] {
   return [
     { id: 'index', label: '#', width: '52px', cell: (r) => String(r.index) },
     { id: 'score', label: 'score', width: '64px', cell: (r) => fmtScore(r.score) },
-    { id: 'advantage', label: 'adv', width: '70px', cell: (r) => `${signOf(r.advantage)} ${fmtSigned(r.advantage)}`, title: 'score minus the group mean (GRPO), or the advantage TRL logged' },
+    {
+      id: 'advantage',
+      label: 'adv',
+      width: '70px',
+      cell: (r) => `${signOf(r.advantage)} ${fmtSigned(r.advantage)}`,
+      title: 'score minus the group mean (GRPO), or the advantage TRL logged',
+    },
     { id: 'group', label: 'group', width: '56px', cell: (r) => `${r.group} (${r.groupSize})` },
     { id: 'length', label: 'len', width: '64px', cell: (r) => String(r.length), title: 'response length in characters' },
     { id: 'dataSource', label: 'data_source', width: 'minmax(90px, 1fr)', cell: (r) => r.dataSource ?? '' },
     { id: 'flags', label: 'flags', width: 'minmax(60px, 1fr)', cell: (r) => r.flags.join(', ') },
-    ...extraKeys.map((k) => ({ id: `extra:${k}`, label: k, width: 'minmax(60px, 1fr)', cell: (r: EpisodeRowMsg) => (r.extra[k] === undefined ? '' : String(r.extra[k])) })),
+    ...extraKeys.map((k) => ({
+      id: `extra:${k}`,
+      label: k,
+      width: 'minmax(60px, 1fr)',
+      cell: (r: EpisodeRowMsg) => (r.extra[k] === undefined ? '' : String(r.extra[k])),
+    })),
   ];
 }
 
@@ -137,7 +148,8 @@ export class VirtualList {
         if (r.index === this.selected) row.classList.add('selected');
         if (r.score !== null) row.classList.add(r.score > 0 ? 'pos' : 'zero');
         if (r.flags.length) row.classList.add('flagged');
-        for (const c of this.columns) row.append(el('span', { className: `vlist-cell col-${c.id.replace(/[^a-z]/gi, '')}`, text: c.cell(r), title: c.cell(r) }));
+        for (const c of this.columns)
+          row.append(el('span', { className: `vlist-cell col-${c.id.replace(/[^a-z]/gi, '')}`, text: c.cell(r), title: c.cell(r) }));
         row.addEventListener('click', () => this.open(r.index));
       } else {
         row.append(el('span', { className: 'vlist-cell muted', text: 'loading…' }));
@@ -156,13 +168,14 @@ export class VirtualList {
   private key(e: KeyboardEvent): void {
     if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
     e.preventDefault();
-    const pos = this.selected === undefined ? -1 : this.positionOf(this.selected) ?? -1;
+    const pos = this.selected === undefined ? -1 : (this.positionOf(this.selected) ?? -1);
     const next = Math.max(0, Math.min(this.total - 1, pos + (e.key === 'ArrowDown' ? 1 : -1)));
     const r = this.rowAt(next);
     if (!r) return;
     const y = next * ROW_HEIGHT;
     if (y < this.viewport.scrollTop) this.viewport.scrollTop = y;
-    else if (y + ROW_HEIGHT > this.viewport.scrollTop + this.viewport.clientHeight) this.viewport.scrollTop = y + ROW_HEIGHT - this.viewport.clientHeight;
+    else if (y + ROW_HEIGHT > this.viewport.scrollTop + this.viewport.clientHeight)
+      this.viewport.scrollTop = y + ROW_HEIGHT - this.viewport.clientHeight;
     this.open(r.index);
   }
 }

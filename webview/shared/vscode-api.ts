@@ -34,7 +34,11 @@ export function connect<ToWebview extends z.ZodType, FromWebview extends z.ZodTy
 }
 
 /** Creates an element with text content only: model output and data are never parsed as HTML. */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: { className?: string; text?: string; title?: string } = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { className?: string; text?: string; title?: string } = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (props.className) e.className = props.className;
   if (props.text !== undefined) e.textContent = props.text;

@@ -38,7 +38,8 @@ export const checkpointsCommand: Command = {
   path: ['checkpoints'],
   summary: 'List the checkpoints of runs (verl global_step_N, TRL checkpoint-N) on the hosts',
   usage: 'medrl checkpoints [RUN|PATH] [--host H] [--config FILE_OR_DIR] [--json]',
-  details: 'Without RUN|PATH: every run under the runs folder of every host (or of --host). RUN is a run id; PATH a run folder,\nan output folder (verl default_local_dir, TRL output_dir) or one checkpoint folder on the host.',
+  details:
+    'Without RUN|PATH: every run under the runs folder of every host (or of --host). RUN is a run id; PATH a run folder,\nan output folder (verl default_local_dir, TRL output_dir) or one checkpoint folder on the host.',
   options: hostOptions,
   async run(ctx) {
     if (ctx.positionals.length > 1) throw new UsageError('one RUN or PATH at most');
@@ -52,7 +53,8 @@ export const checkpointsCommand: Command = {
         const host = await pool.get(h.name);
         const paths = ref ? [ref.includes('/') || ref.startsWith('~') ? ref : `${h.runsDir.replace(/\/+$/, '')}/${ref}`] : [];
         const d = await listCheckpoints(host, ref ? { paths } : { runsDir: h.runsDir });
-        if (ref && d.missing.length) throw new Error(`${h.name}: ${ref.includes('/') ? `no such folder: ${ref}` : `no run "${ref}" in ${h.runsDir}`}`);
+        if (ref && d.missing.length)
+          throw new Error(`${h.name}: ${ref.includes('/') ? `no such folder: ${ref}` : `no run "${ref}" in ${h.runsDir}`}`);
         out.push({ host: h.name, ...d });
         problems += d.runs.filter((r) => r.problem).length;
       }
@@ -82,7 +84,8 @@ export const mergeCommand: Command = {
   path: ['merge'],
   summary: 'Merge a verl checkpoint (FSDP or Megatron shards) into a HuggingFace model folder on its host',
   usage: 'medrl merge CHECKPOINT [--step N] [--target DIR] [--base-model DIR] [--host H] [--json]',
-  details: 'CHECKPOINT: a run id, run folder or global_step_N folder on the host (--step picks the step; default the latest).\nRuns `python3 -m verl.model_merger merge` (or the legacy scripts/model_merger.py in the host\'s workdir) as a tracked\nmerge run, then copies the base model\'s *.json files missing in the target. Default target: global_step_N/huggingface.',
+  details:
+    "CHECKPOINT: a run id, run folder or global_step_N folder on the host (--step picks the step; default the latest).\nRuns `python3 -m verl.model_merger merge` (or the legacy scripts/model_merger.py in the host's workdir) as a tracked\nmerge run, then copies the base model's *.json files missing in the target. Default target: global_step_N/huggingface.",
   options: { ...hostOptions, step: { type: 'string' }, target: { type: 'string' }, 'base-model': { type: 'string' } },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new UsageError('give one CHECKPOINT');
@@ -92,9 +95,17 @@ export const mergeCommand: Command = {
       const host = await pool.get(h.name);
       const ck = await findCheckpoint(host, h.runsDir, ctx.positionals[0]!, stepOption(ctx));
       const baseModel = (ctx.values['base-model'] as string | undefined) ?? (await baseModelFolder(host, ck));
-      const job = await startMerge(host, ck, h.runsDir, { targetDir: ctx.values.target as string | undefined, baseModel, workdir: h.workdir, setup: h.setup, env: h.env });
+      const job = await startMerge(host, ck, h.runsDir, {
+        targetDir: ctx.values.target as string | undefined,
+        baseModel,
+        workdir: h.workdir,
+        setup: h.setup,
+        env: h.env,
+      });
       ctx.stderr.write(`merging ${h.name}:${ck.path} (run ${job.id}, log ${job.dir}/output.log)\n`);
-      const target = await waitForMerge(host, job, (p) => printError(ctx, `${p.fraction !== undefined ? `${Math.round(p.fraction * 100)}% ` : ''}${p.message}`));
+      const target = await waitForMerge(host, job, (p) =>
+        printError(ctx, `${p.fraction !== undefined ? `${Math.round(p.fraction * 100)}% ` : ''}${p.message}`),
+      );
       if (ctx.json) printJson(ctx, { host: h.name, checkpoint: ck.path, target, run: job.id });
       else printLines(ctx, [target]);
       return 0;
@@ -108,7 +119,8 @@ export const downloadCommand: Command = {
   path: ['download'],
   summary: 'Download a checkpoint from its host (parallel, resumable, sha256-checked)',
   usage: 'medrl download CHECKPOINT DEST [--step N] [--host H] [--json]',
-  details: 'CHECKPOINT: a run id, run folder or checkpoint folder on the host (--step picks the step; default the latest).\nDEST: a local folder; the checkpoint lands in DEST/<global_step_N|checkpoint-N>. Run the same command again after a\ndropped connection or Ctrl-C: it continues from the bytes already verified.',
+  details:
+    'CHECKPOINT: a run id, run folder or checkpoint folder on the host (--step picks the step; default the latest).\nDEST: a local folder; the checkpoint lands in DEST/<global_step_N|checkpoint-N>. Run the same command again after a\ndropped connection or Ctrl-C: it continues from the bytes already verified.',
   options: { ...hostOptions, step: { type: 'string' } },
   async run(ctx) {
     if (ctx.positionals.length !== 2) throw new UsageError('give CHECKPOINT and DEST');
@@ -129,12 +141,17 @@ export const downloadCommand: Command = {
         onProgress: (p) => {
           if (ctx.json || Date.now() - shown < 1000) return;
           shown = Date.now();
-          ctx.stderr.write(`${formatBytes(p.done)} / ${formatBytes(p.total)}  ${p.filesDone}/${p.files} files  ${formatBytes(p.bytesPerSecond)}/s\n`);
+          ctx.stderr.write(
+            `${formatBytes(p.done)} / ${formatBytes(p.total)}  ${p.filesDone}/${p.files} files  ${formatBytes(p.bytesPerSecond)}/s\n`,
+          );
         },
         onRetry: (err, n) => ctx.stderr.write(`connection lost (${String(err)}); continuing (attempt ${n})\n`),
       });
       if (ctx.json) printJson(ctx, { host: h.name, checkpoint: ck.path, ...r });
-      else printLines(ctx, [`${r.dest}: ${r.files} file(s), ${formatBytes(r.bytes)} in ${r.seconds.toFixed(1)} s (${formatBytes(r.transferred / Math.max(r.seconds, 0.001))}/s), sha256 verified`]);
+      else
+        printLines(ctx, [
+          `${r.dest}: ${r.files} file(s), ${formatBytes(r.bytes)} in ${r.seconds.toFixed(1)} s (${formatBytes(r.transferred / Math.max(r.seconds, 0.001))}/s), sha256 verified`,
+        ]);
       return 0;
     } finally {
       process.off('SIGINT', onSigint);

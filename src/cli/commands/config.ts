@@ -17,10 +17,19 @@ export const configCheckCommand: Command = {
     const loaded = await loadWorkspaceConfig(resolve(ctx.cwd, ctx.positionals[0] ?? '.'));
     const ok = loaded.config !== undefined;
     if (ctx.json) {
-      printJson(ctx, { file: loaded.file, ok, problems: loaded.problems, hosts: loaded.config ? workspaceHosts(loaded.config).map((h) => h.name) : [] });
+      printJson(ctx, {
+        file: loaded.file,
+        ok,
+        problems: loaded.problems,
+        hosts: loaded.config ? workspaceHosts(loaded.config).map((h) => h.name) : [],
+      });
     } else {
       printLines(ctx, loaded.problems.map(formatProblem));
-      printLines(ctx, [ok ? `${loaded.file}: ok (${workspaceHosts(loaded.config!).length} host(s), ${Object.keys(loaded.config!.judges).length} judge(s), ${loaded.config!.datasets.length} dataset root(s))` : `${loaded.file}: ${loaded.problems.filter((p) => p.severity === 'error').length} error(s)`]);
+      printLines(ctx, [
+        ok
+          ? `${loaded.file}: ok (${workspaceHosts(loaded.config!).length} host(s), ${Object.keys(loaded.config!.judges).length} judge(s), ${loaded.config!.datasets.length} dataset root(s))`
+          : `${loaded.file}: ${loaded.problems.filter((p) => p.severity === 'error').length} error(s)`,
+      ]);
     }
     return ok ? 0 : 1;
   },

@@ -36,7 +36,10 @@ function formatDatasetProblem(file: string, p: DatasetProblem): string {
 }
 
 function counts(c: Record<string, number>): string {
-  return Object.entries(c).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
+  return Object.entries(c)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
 }
 
 function summaryLines(s: DatasetSummary): string[] {
@@ -61,7 +64,8 @@ function summaryLines(s: DatasetSummary): string[] {
 export const datasetInspectCommand: Command = {
   path: ['dataset', 'inspect'],
   summary: 'Kind, rows, columns, data_source counts and every problem of a dataset (JSON, JSONL, parquet, CSV)',
-  usage: 'medrl dataset inspect FILE [--host NAME] [--config FILE_OR_DIR] [--against TRAIN_FILE] [--max-prompt-tokens N] [--max-problems N] [--json]',
+  usage:
+    'medrl dataset inspect FILE [--host NAME] [--config FILE_OR_DIR] [--against TRAIN_FILE] [--max-prompt-tokens N] [--max-problems N] [--json]',
   details: [
     'Reads the file once through range reads (on a remote host only the bytes it needs). Checks each row against the schema of',
     'its kind (verl RL, verl SFT, TRL prompt-only / conversational / prompt-completion, DPO preference), and finds duplicate',
@@ -112,7 +116,8 @@ const MAP_KEYS = ['question', 'answer', 'id', 'data_source', 'ability'];
 export const datasetConvertCommand: Command = {
   path: ['dataset', 'convert'],
   summary: 'Convert raw JSON/JSONL/CSV/parquet rows to verl RL parquet or a TRL format, with a field mapping and a seeded split',
-  usage: 'medrl dataset convert IN OUT --map question=FIELD,answer=FIELD[,id=FIELD][,data_source=FIELD][,ability=FIELD] [--data-source NAME] [--ability NAME] [--template TEXT] [--system TEXT] [--extra F1,F2] [--split 0.9 --seed 42] [--format verl|verl-sft|trl-prompt-only|trl-prompt-completion|trl-conversational] [--file-format parquet|jsonl|json] [--jsonl-twin] [--host NAME] [--json]',
+  usage:
+    'medrl dataset convert IN OUT --map question=FIELD,answer=FIELD[,id=FIELD][,data_source=FIELD][,ability=FIELD] [--data-source NAME] [--ability NAME] [--template TEXT] [--system TEXT] [--extra F1,F2] [--split 0.9 --seed 42] [--format verl|verl-sft|trl-prompt-only|trl-prompt-completion|trl-conversational] [--file-format parquet|jsonl|json] [--jsonl-twin] [--host NAME] [--json]',
   details: [
     'Without --split, OUT is one file (.parquet, .jsonl or .json). With --split FRACTION, OUT is a folder that gets train.EXT and',
     'test.EXT (FRACTION of the rows for training, picked by a seeded shuffle: the same seed gives the same split).',
@@ -143,15 +148,18 @@ export const datasetConvertCommand: Command = {
     if (!input || !out || ctx.positionals.length > 2) throw new UsageError('give IN and OUT');
     if (!ctx.values.map) throw new UsageError('--map is required (at least question=FIELD,answer=FIELD)');
     const map = parseMap(ctx.values.map as string);
-    for (const k of Object.keys(map)) if (!MAP_KEYS.includes(k)) throw new UsageError(`--map: unknown key "${k}" (one of ${MAP_KEYS.join(', ')})`);
+    for (const k of Object.keys(map))
+      if (!MAP_KEYS.includes(k)) throw new UsageError(`--map: unknown key "${k}" (one of ${MAP_KEYS.join(', ')})`);
     if (!map.question || !map.answer) throw new UsageError('--map needs question=FIELD and answer=FIELD');
     const format = (ctx.values.format as string | undefined) ?? 'verl';
-    if (!(CONVERT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${CONVERT_FORMATS.join(', ')}`);
+    if (!(CONVERT_FORMATS as readonly string[]).includes(format))
+      throw new UsageError(`--format must be one of ${CONVERT_FORMATS.join(', ')}`);
     const fileFormat = (ctx.values['file-format'] as string | undefined) ?? 'parquet';
     if (!['parquet', 'jsonl', 'json'].includes(fileFormat)) throw new UsageError('--file-format must be parquet, jsonl or json');
     const splitRaw = ctx.values.split as string | undefined;
     const split = splitRaw === undefined ? undefined : Number(splitRaw);
-    if (split !== undefined && !(split > 0 && split < 1)) throw new UsageError(`--split must be a fraction between 0 and 1, got "${splitRaw}"`);
+    if (split !== undefined && !(split > 0 && split < 1))
+      throw new UsageError(`--split must be a fraction between 0 and 1, got "${splitRaw}"`);
     const seedRaw = (ctx.values.seed as string | undefined) ?? '42';
     const seed = Number(seedRaw);
     if (!Number.isInteger(seed)) throw new UsageError(`--seed must be a whole number, got "${seedRaw}"`);
@@ -171,17 +179,39 @@ export const datasetConvertCommand: Command = {
         abilityName: (ctx.values.ability as string | undefined) ?? 'medical',
         template: unescape(ctx.values.template as string | undefined),
         system: unescape(ctx.values.system as string | undefined),
-        extra: ((ctx.values.extra as string | undefined) ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        extra: ((ctx.values.extra as string | undefined) ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
       },
     };
     const { host, path, done } = await hostFor(ctx);
     try {
       const result = await convertDataset(await openDataset(host, path(input)), options);
-      const files = await writeConverted(host, result, { out: path(out), split: split !== undefined, fileFormat: fileFormat as OutputFileFormat, jsonlTwin: ctx.values['jsonl-twin'] === true });
-      if (ctx.json) printJson(ctx, { input, files, rowsIn: result.rowsIn, train: result.train.length, test: result.test.length, problems: result.problems });
+      const files = await writeConverted(host, result, {
+        out: path(out),
+        split: split !== undefined,
+        fileFormat: fileFormat as OutputFileFormat,
+        jsonlTwin: ctx.values['jsonl-twin'] === true,
+      });
+      if (ctx.json)
+        printJson(ctx, {
+          input,
+          files,
+          rowsIn: result.rowsIn,
+          train: result.train.length,
+          test: result.test.length,
+          problems: result.problems,
+        });
       else {
-        printLines(ctx, result.problems.map((p) => formatDatasetProblem(input, p)));
-        printLines(ctx, [`${result.rowsIn} row(s) read, ${result.train.length} train, ${result.test.length} test, ${result.problems.length} skipped`, ...files.map((f) => `wrote ${f}`)]);
+        printLines(
+          ctx,
+          result.problems.map((p) => formatDatasetProblem(input, p)),
+        );
+        printLines(ctx, [
+          `${result.rowsIn} row(s) read, ${result.train.length} train, ${result.test.length} test, ${result.problems.length} skipped`,
+          ...files.map((f) => `wrote ${f}`),
+        ]);
       }
       return result.problems.length ? 1 : 0;
     } finally {

@@ -13,7 +13,11 @@ export const demoCommand: Command = {
     const dir = resolve(ctx.cwd, ctx.positionals[0] ?? 'medrl-demo');
     const result = await createDemo(packageRoot(__dirname), dir);
     if (ctx.json) printJson(ctx, result);
-    else printLines(ctx, [`${result.refreshed ? 'refreshed' : 'created'} the demo workspace in ${dir} (${result.files.length} files)`, `open it: code ${dir}`]);
+    else
+      printLines(ctx, [
+        `${result.refreshed ? 'refreshed' : 'created'} the demo workspace in ${dir} (${result.files.length} files)`,
+        `open it: code ${dir}`,
+      ]);
     return 0;
   },
 };

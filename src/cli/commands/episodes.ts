@@ -48,7 +48,11 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
         closed = true;
       });
       const write = async (s: string) => {
-        if (!ctx.stdout.write(s)) await new Promise<void>((r) => { ctx.stdout.once('drain', r); ctx.stdout.once('error', () => r()); });
+        if (!ctx.stdout.write(s))
+          await new Promise<void>((r) => {
+            ctx.stdout.once('drain', r);
+            ctx.stdout.once('error', () => r());
+          });
       };
       for (const c of collections) {
         for (const f of c.files) {
@@ -62,7 +66,9 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
             }
             printed++;
             if (ctx.json) {
-              await write(`${JSON.stringify({ set: c.name, step: x.step, index: x.index, score: x.score, turns: x.turns.map((t) => ({ role: t.role, content: t.content })), groundTruth: x.groundTruth ?? null, extra: x.extra })}\n`);
+              await write(
+                `${JSON.stringify({ set: c.name, step: x.step, index: x.index, score: x.score, turns: x.turns.map((t) => ({ role: t.role, content: t.content })), groundTruth: x.groundTruth ?? null, extra: x.extra })}\n`,
+              );
             } else {
               // Model output may hold escape codes (colours, cursor moves, a window title): shown, never obeyed.
               await write(`${terminalText(readable(x, c.name))}\n\n`);

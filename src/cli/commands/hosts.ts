@@ -21,7 +21,14 @@ export const hostsListCommand: Command = {
     const { config } = await requireWorkspaceConfig(resolve(ctx.cwd, (ctx.values.config as string | undefined) ?? '.'));
     const hosts = workspaceHosts(config);
     if (ctx.json) printJson(ctx, hosts);
-    else printLines(ctx, hosts.map((h) => `${h.name.padEnd(16)} ${h.kind === 'local' ? 'local processes' : `ssh ${h.sshAlias}`}  scheduler=${h.scheduler}  runs=${h.runsDir}`));
+    else
+      printLines(
+        ctx,
+        hosts.map(
+          (h) =>
+            `${h.name.padEnd(16)} ${h.kind === 'local' ? 'local processes' : `ssh ${h.sshAlias}`}  scheduler=${h.scheduler}  runs=${h.runsDir}`,
+        ),
+      );
     return 0;
   },
 };
@@ -52,7 +59,9 @@ export const hostsStatusCommand: Command = {
         const lines = [`${host.name}: ${s.gpus.length} GPU(s)${s.gpuError ? ` (${s.gpuError})` : ''}`];
         for (const g of s.gpus) {
           const procs = s.processes.filter((p) => p.gpuUuid === g.uuid).map((p) => `${p.name}[${p.pid}] ${p.usedMemoryMiB ?? '?'} MiB`);
-          lines.push(`  GPU ${g.index} ${g.name}: ${g.memoryUsedMiB ?? '?'}/${g.memoryTotalMiB ?? '?'} MiB, ${g.utilizationPercent ?? '?'}% used${procs.length ? `, ${procs.join(', ')}` : ''}`);
+          lines.push(
+            `  GPU ${g.index} ${g.name}: ${g.memoryUsedMiB ?? '?'}/${g.memoryTotalMiB ?? '?'} MiB, ${g.utilizationPercent ?? '?'}% used${procs.length ? `, ${procs.join(', ')}` : ''}`,
+          );
         }
         if (s.disk) lines.push(`  disk: ${formatBytes(s.disk.availableBytes)} free of ${formatBytes(s.disk.totalBytes)} (${s.disk.path})`);
         lines.push(`  runs: ${s.activeRuns.length} active of ${s.runCount}${s.activeRuns.length ? `: ${s.activeRuns.join(', ')}` : ''}`);
@@ -88,7 +97,7 @@ export const hostsCheckCommand: Command = {
 
 export const execCommand: Command = {
   path: ['exec'],
-  summary: 'Run a command on a host (its output and exit code are the command\'s)',
+  summary: "Run a command on a host (its output and exit code are the command's)",
   usage: 'medrl exec HOST [--config FILE_OR_DIR] [--json] -- CMD [ARG...]',
   details: 'Every word after -- is quoted for the remote shell, so `medrl exec gpu -- ls "my dir"` lists one folder.',
   options: { config: { type: 'string', short: 'c' } },

@@ -50,16 +50,24 @@ export const metricsCommand: Command = {
       if (ctx.json) {
         // One object per line, written with backpressure: a 1 GB log's steps stream out without piling up in memory.
         for (const rec of series.records()) {
-          if (!ctx.stdout.write(`${JSON.stringify({ step: rec.step, metrics: jsonMetrics(rec.metrics) })}\n`)) await once(ctx.stdout, 'drain');
+          if (!ctx.stdout.write(`${JSON.stringify({ step: rec.step, metrics: jsonMetrics(rec.metrics) })}\n`))
+            await once(ctx.stdout, 'drain');
         }
       } else {
         const names = series.metricNames();
-        const cols = HEADLINES.map((d) => ({ title: d.title, key: headlineKey(d, names, src.framework) })).filter((c): c is { title: string; key: string } => c.key !== undefined);
+        const cols = HEADLINES.map((d) => ({ title: d.title, key: headlineKey(d, names, src.framework) })).filter(
+          (c): c is { title: string; key: string } => c.key !== undefined,
+        );
         const widths = cols.map((c) => Math.max(c.title.length, 9));
         const rows = [['step'.padStart(6), ...cols.map((c, i) => c.title.padStart(widths[i]!))].join('  ')];
         const data = cols.map((c) => series.column(c.key));
-        for (let r = 0; r < series.length; r++) rows.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(col[r]).padStart(widths[i]!))].join('  '));
-        printLines(ctx, [`${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`, ...cols.map((c) => `  ${c.title}: ${c.key}`), ...rows]);
+        for (let r = 0; r < series.length; r++)
+          rows.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(col[r]).padStart(widths[i]!))].join('  '));
+        printLines(ctx, [
+          `${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`,
+          ...cols.map((c) => `  ${c.title}: ${c.key}`),
+          ...rows,
+        ]);
       }
       return problems.length ? 1 : 0;
     } finally {

@@ -57,15 +57,28 @@ async function openSession(ctx: CommandContext, opts: { needsWorkspace: boolean;
   const needsWorkspace = opts.needsWorkspace || opts.requireJudge || judgeName !== undefined;
   let config: WorkspaceConfig | undefined;
   let pool: HostPool;
-  if (needsWorkspace || configArg !== undefined || existsSync(join(ctx.cwd, 'medrl.yaml'))) ({ config, pool } = await openWorkspace(ctx.cwd, configArg));
+  if (needsWorkspace || configArg !== undefined || existsSync(join(ctx.cwd, 'medrl.yaml')))
+    ({ config, pool } = await openWorkspace(ctx.cwd, configArg));
   else pool = cliHostPool(undefined);
   let judge: OpenedJudge | undefined;
   if (config && (judgeName !== undefined || opts.requireJudge)) {
     const [name, cfg] = pickJudge(config, judgeName);
     const maxConcurrency = ctx.values.concurrency === undefined ? cfg.maxConcurrency : intOption(ctx, 'concurrency', 1);
-    judge = await openJudge(name, { ...cfg, maxConcurrency }, { pool, apiKey: process.env[JUDGE_ENV.apiKey], cacheDir: ctx.values['no-cache'] ? undefined : judgeCacheDir() });
+    judge = await openJudge(
+      name,
+      { ...cfg, maxConcurrency },
+      { pool, apiKey: process.env[JUDGE_ENV.apiKey], cacheDir: ctx.values['no-cache'] ? undefined : judgeCacheDir() },
+    );
   }
-  return { config, pool, judge, close: async () => { await judge?.close(); await pool.dispose(); } };
+  return {
+    config,
+    pool,
+    judge,
+    close: async () => {
+      await judge?.close();
+      await pool.dispose();
+    },
+  };
 }
 
 async function functionScorer(ctx: CommandContext, s: Session): Promise<FunctionScorer> {
@@ -93,7 +106,10 @@ async function functionScorer(ctx: CommandContext, s: Session): Promise<Function
  * Runs `work` with the workspace session and a scorer for --fn that starts on first use (after the samples are read, so
  * a bad samples file fails before any worker starts); both are closed afterwards.
  */
-async function withFunction(ctx: CommandContext, work: (s: Session, scorer: () => Promise<FunctionScorer>) => Promise<number>): Promise<number> {
+async function withFunction(
+  ctx: CommandContext,
+  work: (s: Session, scorer: () => Promise<FunctionScorer>) => Promise<number>,
+): Promise<number> {
   const hostName = (ctx.values.host as string | undefined) ?? LOCAL_HOST;
   const s = await openSession(ctx, { needsWorkspace: hostName !== LOCAL_HOST });
   let scorer: FunctionScorer | undefined;
@@ -177,16 +193,24 @@ const common = {
 export const rewardRunCommand: Command = {
   path: ['reward', 'run'],
   summary: 'Score samples with a reward function (verl or TRL signature) in a persistent python3 worker',
-  usage: 'medrl reward run --fn FILE.py[:NAME] --samples FILE.jsonl [--judge NAME] [--concurrency N] [--host H] [--timeout S] [--limit N] [--json]',
+  usage:
+    'medrl reward run --fn FILE.py[:NAME] --samples FILE.jsonl [--judge NAME] [--concurrency N] [--host H] [--timeout S] [--limit N] [--json]',
   details: [
-    'Samples: JSONL, JSON or parquet rows keyed by the function\'s argument names (data_source, solution_str, ground_truth,',
+    "Samples: JSONL, JSON or parquet rows keyed by the function's argument names (data_source, solution_str, ground_truth,",
     'extra_info), verl rollout dump lines (output, gts) or dataset rows with a response. --json prints one JSON object per',
     'sample, in input order: {index, score, detail, error}. --judge NAME gives the function MEDRL_JUDGE_URL/MODEL/API_KEY',
     '(the key from the environment variable MEDRL_JUDGE_API_KEY). --concurrency N runs N workers; --timeout S per call (30).',
     'Rows are streamed (read, scored and printed as they go, in bounded memory); a JSONL line over 8 MiB is refused.',
     'Exit code 1 when a sample has an error or a row could not be read.',
   ].join('\n'),
-  options: { ...common, fn: { type: 'string' }, samples: { type: 'string' }, judge: { type: 'string' }, host: { type: 'string' }, limit: { type: 'string' } },
+  options: {
+    ...common,
+    fn: { type: 'string' },
+    samples: { type: 'string' },
+    judge: { type: 'string' },
+    host: { type: 'string' },
+    limit: { type: 'string' },
+  },
   async run(ctx) {
     if (!ctx.values.fn || !ctx.values.samples) throw new UsageError('--fn and --samples are required');
     const limit = ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined;
@@ -221,7 +245,8 @@ export const rewardCasesCommand: Command = {
   path: ['reward', 'cases'],
   summary: 'Re-run the regression cases kept next to a reward function (FILE.cases.jsonl)',
   usage: 'medrl reward cases --fn FILE.py[:NAME] [--judge NAME] [--host H] [--json]',
-  details: 'Each line of FILE.cases.jsonl is a sample with "expected"; a case passes when the function gives that score. Exit code 1 when one fails.',
+  details:
+    'Each line of FILE.cases.jsonl is a sample with "expected"; a case passes when the function gives that score. Exit code 1 when one fails.',
   options: { ...common, fn: { type: 'string' }, judge: { type: 'string' }, host: { type: 'string' } },
   async run(ctx) {
     if (!ctx.values.fn) throw new UsageError('--fn is required');
@@ -229,8 +254,21 @@ export const rewardCasesCommand: Command = {
       const { path, cases, problems } = await loadCases(new LocalHost(), resolve(ctx.cwd, parseFunctionSpec(ctx.values.fn as string).path));
       printProblems(ctx, problems);
       const outcomes = checkCases(cases, await (await scorer()).run(cases));
-      if (ctx.json) printJson(ctx, { file: path, passed: outcomes.filter((o) => o.pass).length, failed: outcomes.filter((o) => !o.pass).length, cases: outcomes });
-      else printLines(ctx, [...outcomes.map((o) => `${o.pass ? 'pass' : 'FAIL'}  case ${o.index + 1}: expected ${o.expected}, got ${o.score ?? '-'}${o.error ? ` (${o.error})` : ''}`), `${outcomes.filter((o) => o.pass).length}/${outcomes.length} cases pass (${path})`]);
+      if (ctx.json)
+        printJson(ctx, {
+          file: path,
+          passed: outcomes.filter((o) => o.pass).length,
+          failed: outcomes.filter((o) => !o.pass).length,
+          cases: outcomes,
+        });
+      else
+        printLines(ctx, [
+          ...outcomes.map(
+            (o) =>
+              `${o.pass ? 'pass' : 'FAIL'}  case ${o.index + 1}: expected ${o.expected}, got ${o.score ?? '-'}${o.error ? ` (${o.error})` : ''}`,
+          ),
+          `${outcomes.filter((o) => o.pass).length}/${outcomes.length} cases pass (${path})`,
+        ]);
       return problems.length || outcomes.some((o) => !o.pass) ? 1 : 0;
     });
   },
@@ -238,10 +276,20 @@ export const rewardCasesCommand: Command = {
 
 export const rewardBacktestCommand: Command = {
   path: ['reward', 'backtest'],
-  summary: 'Score a past run\'s rollout dumps with a reward function and compare with the scores from training',
+  summary: "Score a past run's rollout dumps with a reward function and compare with the scores from training",
   usage: 'medrl reward backtest --run DIR --fn FILE.py[:NAME] [--host H] [--steps 1,5] [--limit N] [--threshold T] [--judge NAME] [--json]',
-  details: 'Reads <run dir>/rollouts/*.jsonl (verl dumps: output, gts, score) on the run\'s host (--host, default local); the function runs there too.\nPrints agreement (Pearson r, Cohen\'s kappa on pass/fail at --threshold, default 0.5) and the samples whose score changed.',
-  options: { ...common, run: { type: 'string' }, fn: { type: 'string' }, host: { type: 'string' }, steps: { type: 'string' }, limit: { type: 'string' }, threshold: { type: 'string' }, judge: { type: 'string' } },
+  details:
+    "Reads <run dir>/rollouts/*.jsonl (verl dumps: output, gts, score) on the run's host (--host, default local); the function runs there too.\nPrints agreement (Pearson r, Cohen's kappa on pass/fail at --threshold, default 0.5) and the samples whose score changed.",
+  options: {
+    ...common,
+    run: { type: 'string' },
+    fn: { type: 'string' },
+    host: { type: 'string' },
+    steps: { type: 'string' },
+    limit: { type: 'string' },
+    threshold: { type: 'string' },
+    judge: { type: 'string' },
+  },
   async run(ctx) {
     if (!ctx.values.run || !ctx.values.fn) throw new UsageError('--run and --fn are required');
     const hostName = (ctx.values.host as string | undefined) ?? LOCAL_HOST;
@@ -250,7 +298,11 @@ export const rewardBacktestCommand: Command = {
       const dir = host.kind === 'local' ? resolve(ctx.cwd, ctx.values.run as string) : (ctx.values.run as string);
       const steps = ctx.values.steps ? (ctx.values.steps as string).split(',').map((x) => Number(x)) : undefined;
       if (steps?.some((x) => !Number.isInteger(x))) throw new UsageError('--steps is a comma-separated list of step numbers');
-      const rollouts = await loadRollouts(host, { host: hostName, dir }, { steps, limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined });
+      const rollouts = await loadRollouts(
+        host,
+        { host: hostName, dir },
+        { steps, limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined },
+      );
       printProblems(ctx, rollouts.problems);
       if (!rollouts.samples.length) throw new Error(`${dir}/rollouts has no samples${steps ? ` for steps ${steps.join(', ')}` : ''}`);
       const results = await (await scorer()).run(rollouts.samples);
@@ -264,7 +316,9 @@ export const rewardBacktestCommand: Command = {
           `mean score: training ${f(report.meanTraining, 4)}, now ${f(report.meanNew, 4)}`,
           `agreement: pearson ${f(a.pearson)}, kappa ${f(a.kappa)} (pass >= ${a.threshold}), same pass/fail ${a.agreement === null ? '-' : `${(a.agreement * 100).toFixed(1)}%`} of ${a.n}`,
           `${report.changed.length} changed:`,
-          ...report.changed.slice(0, 20).map((c) => `  step ${c.step} ${c.file}:${c.line}  ${c.training} -> ${c.now ?? '-'}${c.error ? `  (${c.error})` : ''}`),
+          ...report.changed
+            .slice(0, 20)
+            .map((c) => `  step ${c.step} ${c.file}:${c.line}  ${c.training} -> ${c.now ?? '-'}${c.error ? `  (${c.error})` : ''}`),
         ]);
       }
       return report.errors ? 1 : 0;
@@ -275,9 +329,21 @@ export const rewardBacktestCommand: Command = {
 export const judgeRunCommand: Command = {
   path: ['judge', 'run'],
   summary: 'Score samples with an LLM judge from medrl.yaml (prompt template, score parser, retries, cache)',
-  usage: 'medrl judge run --samples FILE.jsonl [--judge NAME] [--prompt TEMPLATE] [--parse SPEC] [--concurrency N] [--no-cache] [--limit N] [--deadline SECONDS] [--json]',
-  details: 'The prompt template and parser default to the judge\'s prompt:/parse: in medrl.yaml. --parse: number, json:FIELD, regex:PATTERN,\nlabel:correct=1,incorrect=0. The API key comes from MEDRL_JUDGE_API_KEY. --deadline: the whole batch ends within SECONDS; rows not\nanswered by then are errors that name the deadline. --json: one object per sample {index, score, detail, error, raw}.',
-  options: { config: { type: 'string', short: 'c' }, samples: { type: 'string' }, judge: { type: 'string' }, prompt: { type: 'string' }, parse: { type: 'string' }, concurrency: { type: 'string' }, 'no-cache': { type: 'boolean' }, limit: { type: 'string' }, deadline: { type: 'string' } },
+  usage:
+    'medrl judge run --samples FILE.jsonl [--judge NAME] [--prompt TEMPLATE] [--parse SPEC] [--concurrency N] [--no-cache] [--limit N] [--deadline SECONDS] [--json]',
+  details:
+    "The prompt template and parser default to the judge's prompt:/parse: in medrl.yaml. --parse: number, json:FIELD, regex:PATTERN,\nlabel:correct=1,incorrect=0. The API key comes from MEDRL_JUDGE_API_KEY. --deadline: the whole batch ends within SECONDS; rows not\nanswered by then are errors that name the deadline. --json: one object per sample {index, score, detail, error, raw}.",
+  options: {
+    config: { type: 'string', short: 'c' },
+    samples: { type: 'string' },
+    judge: { type: 'string' },
+    prompt: { type: 'string' },
+    parse: { type: 'string' },
+    concurrency: { type: 'string' },
+    'no-cache': { type: 'boolean' },
+    limit: { type: 'string' },
+    deadline: { type: 'string' },
+  },
   async run(ctx) {
     if (!ctx.values.samples) throw new UsageError('--samples is required');
     const s = await openSession(ctx, { needsWorkspace: true, requireJudge: true });
@@ -289,16 +355,31 @@ export const judgeRunCommand: Command = {
       } catch (err) {
         throw new UsageError(errorMessage(err));
       }
-      const scorer: Scorer = new JudgeSamplesScorer(judge.name, { ...judge.scorer, template: (ctx.values.prompt as string | undefined) ?? judge.scorer.template, parser });
-      const loaded = await loadSamples(new LocalHost(), resolve(ctx.cwd, ctx.values.samples as string), { limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined });
+      const scorer: Scorer = new JudgeSamplesScorer(judge.name, {
+        ...judge.scorer,
+        template: (ctx.values.prompt as string | undefined) ?? judge.scorer.template,
+        parser,
+      });
+      const loaded = await loadSamples(new LocalHost(), resolve(ctx.cwd, ctx.values.samples as string), {
+        limit: ctx.values.limit ? intOption(ctx, 'limit', 1) : undefined,
+      });
       printProblems(ctx, loaded.problems);
       const deadline = ctx.values.deadline === undefined ? undefined : batchDeadline(intOption(ctx, 'deadline', 1) * 1000);
       const results = await scorer.run(loaded.samples, { deadline });
       const p = judge.scorer.client.params;
-      if (ctx.json) printLines(ctx, results.map((r) => JSON.stringify({ ...sampleLine(r), raw: r.raw ?? null, attempts: r.attempts, cached: r.cached })));
+      if (ctx.json)
+        printLines(
+          ctx,
+          results.map((r) => JSON.stringify({ ...sampleLine(r), raw: r.raw ?? null, attempts: r.attempts, cached: r.cached })),
+        );
       else {
-        printLines(ctx, results.map((r) => scoreRow(r, r.error ?? JSON.stringify(r.raw ?? '').slice(0, 100))));
-        ctx.stderr.write(`${Tally.of(results)}; judge ${judge.name} (${judge.scorer.client.endpoint.model}, temperature ${p.temperature}${p.seed === undefined ? '' : `, seed ${p.seed}`})\n`);
+        printLines(
+          ctx,
+          results.map((r) => scoreRow(r, r.error ?? JSON.stringify(r.raw ?? '').slice(0, 100))),
+        );
+        ctx.stderr.write(
+          `${Tally.of(results)}; judge ${judge.name} (${judge.scorer.client.endpoint.model}, temperature ${p.temperature}${p.seed === undefined ? '' : `, seed ${p.seed}`})\n`,
+        );
       }
       return loaded.problems.length || results.some((r) => r.error) ? 1 : 0;
     } finally {

@@ -17,7 +17,10 @@ import type { HostPool } from '../../core/remote/host-pool';
 
 const configOption = { config: { type: 'string', short: 'c' } } as const;
 
-async function withWorkspace<T>(ctx: CommandContext, fn: (ws: { file: string; config: WorkspaceConfig; pool: HostPool }) => Promise<T>): Promise<T> {
+async function withWorkspace<T>(
+  ctx: CommandContext,
+  fn: (ws: { file: string; config: WorkspaceConfig; pool: HostPool }) => Promise<T>,
+): Promise<T> {
   const ws = await openWorkspace(ctx.cwd, ctx.values.config as string | undefined);
   try {
     return await fn(ws);
@@ -30,7 +33,8 @@ export const submitCommand: Command = {
   path: ['submit'],
   summary: 'Submit a run spec to its host (--dry-run: print the launch script and the host checks)',
   usage: 'medrl submit SPEC [--dry-run] [--host H] [--config FILE_OR_DIR] [--json]',
-  details: 'SPEC: a run spec (configs/*.yaml). The host checks (files, GPUs, framework, scheduler) run first: nothing is written on the host unless they pass.\nThe run gets MEDRL_<NAME>_URL/_MODEL for the spec\'s services and MEDRL_JUDGE_* for the judge. Secrets are read from this shell\'s environment and reach the job over stdin (never argv or a file): MEDRL_<NAME>_API_KEY (e.g. MEDRL_JUDGE_API_KEY), HF_TOKEN, and WANDB_API_KEY when the spec has wandb:.',
+  details:
+    "SPEC: a run spec (configs/*.yaml). The host checks (files, GPUs, framework, scheduler) run first: nothing is written on the host unless they pass.\nThe run gets MEDRL_<NAME>_URL/_MODEL for the spec's services and MEDRL_JUDGE_* for the judge. Secrets are read from this shell's environment and reach the job over stdin (never argv or a file): MEDRL_<NAME>_API_KEY (e.g. MEDRL_JUDGE_API_KEY), HF_TOKEN, and WANDB_API_KEY when the spec has wandb:.",
   options: { ...configOption, 'dry-run': { type: 'boolean' }, host: { type: 'string' } },
   async run(ctx) {
     const specArg = ctx.positionals[0];
@@ -38,11 +42,29 @@ export const submitCommand: Command = {
     const { file: specFile, text, spec } = await requireRunSpec(resolve(ctx.cwd, specArg));
     return withWorkspace(ctx, async ({ file, config, pool }) => {
       // Secrets come from this shell's environment (MEDRL_JUDGE_API_KEY, HF_TOKEN, WANDB_API_KEY, ...), never argv or a file.
-      const req = await submitRequest({ spec, specText: text, specFile, config, workspaceRoot: dirname(file), pool, host: ctx.values.host as string | undefined, secrets: environmentSecrets() });
+      const req = await submitRequest({
+        spec,
+        specText: text,
+        specFile,
+        config,
+        workspaceRoot: dirname(file),
+        pool,
+        host: ctx.values.host as string | undefined,
+        secrets: environmentSecrets(),
+      });
       const hostName = req.hostConfig.name;
       if (ctx.values['dry-run']) {
         const { run, problems } = await planRun(req);
-        if (ctx.json) printJson(ctx, { id: run.id, dir: run.dir, host: hostName, scheduler: run.scheduler.name, launchScript: run.files[RUN_FILES.launch], files: Object.keys(run.files), problems });
+        if (ctx.json)
+          printJson(ctx, {
+            id: run.id,
+            dir: run.dir,
+            host: hostName,
+            scheduler: run.scheduler.name,
+            launchScript: run.files[RUN_FILES.launch],
+            files: Object.keys(run.files),
+            problems,
+          });
         else {
           ctx.stdout.write(run.files[RUN_FILES.launch]!);
           printLines(ctx, [`# dry run: would create ${run.dir} on ${hostName} (${run.scheduler.name}); nothing was written`]);
@@ -52,7 +74,12 @@ export const submitCommand: Command = {
       }
       const { record } = await submitRun(req);
       if (ctx.json) printJson(ctx, record);
-      else printLines(ctx, [`submitted ${record.id} to ${record.host} (${record.scheduler}${record.jobId ? ` job ${record.jobId}` : record.pid ? ` pid ${record.pid}` : ''})`, `run folder: ${record.dir}`, `follow it: medrl logs ${record.id} --follow`]);
+      else
+        printLines(ctx, [
+          `submitted ${record.id} to ${record.host} (${record.scheduler}${record.jobId ? ` job ${record.jobId}` : record.pid ? ` pid ${record.pid}` : ''})`,
+          `run folder: ${record.dir}`,
+          `follow it: medrl logs ${record.id} --follow`,
+        ]);
       return 0;
     });
   },
@@ -68,12 +95,23 @@ export const runsCommand: Command = {
       const only = ctx.values.host as string | undefined;
       const hosts = only ? [findHost(config, only)] : workspaceHosts(config);
       const all = await listAllRuns(pool, hosts);
-      if (ctx.json) printJson(ctx, all.map((h) => ({ host: h.host.name, error: h.error, problems: h.problems, runs: h.runs.map(({ logTail: _t, ...r }) => r) })));
+      if (ctx.json)
+        printJson(
+          ctx,
+          all.map((h) => ({ host: h.host.name, error: h.error, problems: h.problems, runs: h.runs.map(({ logTail: _t, ...r }) => r) })),
+        );
       else {
-        const rows = all.flatMap((h) => h.runs).map((r) => [r.record.id, stateLabel(r), r.host, r.record.scheduler, stepLabel(r), formatDuration(elapsedMs(r)), r.record.name]);
+        const rows = all
+          .flatMap((h) => h.runs)
+          .map((r) => [r.record.id, stateLabel(r), r.host, r.record.scheduler, stepLabel(r), formatDuration(elapsedMs(r)), r.record.name]);
         const head = ['ID', 'STATE', 'HOST', 'SCHEDULER', 'STEP', 'ELAPSED', 'NAME'];
         const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-        printLines(ctx, rows.length ? [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')) : ['no runs']);
+        printLines(
+          ctx,
+          rows.length
+            ? [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
+            : ['no runs'],
+        );
       }
       for (const h of all) {
         if (h.error) ctx.stderr.write(`${h.host.name}: ${h.error}\n`);
@@ -106,7 +144,7 @@ export const cancelCommand: Command = {
 
 export const logsCommand: Command = {
   path: ['logs'],
-  summary: 'Print a run\'s output.log (--follow: keep printing while the run is active)',
+  summary: "Print a run's output.log (--follow: keep printing while the run is active)",
   usage: 'medrl logs ID [--follow] [--config FILE_OR_DIR] [--json]',
   details: 'ID: a run id, or a unique prefix of one. --json prints one JSON string per line.',
   options: { ...configOption, follow: { type: 'boolean', short: 'f' } },

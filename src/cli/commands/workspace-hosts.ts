@@ -11,7 +11,9 @@ import { UsageError, type CommandContext } from '../command';
  * The workspace's hosts for commands that also work outside a workspace: with no medrl.yaml (and no --config) only the
  * built-in local host exists.
  */
-export async function openWorkspaceHosts(ctx: CommandContext): Promise<{ config: WorkspaceConfig | undefined; pool: HostPool; hosts: ResolvedHost[] }> {
+export async function openWorkspaceHosts(
+  ctx: CommandContext,
+): Promise<{ config: WorkspaceConfig | undefined; pool: HostPool; hosts: ResolvedHost[] }> {
   const configArg = ctx.values.config as string | undefined;
   if (configArg || existsSync(join(resolve(ctx.cwd), CONFIG_FILE_NAME))) {
     const { config, pool } = await openWorkspace(ctx.cwd, configArg);

@@ -11,18 +11,22 @@ import { stepOfFolder, type Checkpoint } from './checkpoint';
 export async function deleteCheckpoint(host: Host, ck: Checkpoint): Promise<{ freedBytes: number; latest?: number }> {
   const name = posix.basename(ck.path);
   const s = stepOfFolder(name);
-  if (!s || s.step !== ck.step || posix.dirname(ck.path) !== ck.root) throw new Error(`refusing to delete ${ck.host}:${ck.path}: not a checkpoint folder (global_step_N or checkpoint-N)`);
+  if (!s || s.step !== ck.step || posix.dirname(ck.path) !== ck.root)
+    throw new Error(`refusing to delete ${ck.host}:${ck.path}: not a checkpoint folder (global_step_N or checkpoint-N)`);
   const root = shellQuote(ck.root);
-  const r = await execChecked(host, [
-    `cd ${root} || exit 1`,
-    `rm -rf ${shellQuote(name)} || exit 1`,
-    ck.framework === 'verl'
-      ? `if [ -f latest_checkpointed_iteration.txt ] && [ "$(cat latest_checkpointed_iteration.txt)" = ${ck.step} ]; then
+  const r = await execChecked(
+    host,
+    [
+      `cd ${root} || exit 1`,
+      `rm -rf ${shellQuote(name)} || exit 1`,
+      ck.framework === 'verl'
+        ? `if [ -f latest_checkpointed_iteration.txt ] && [ "$(cat latest_checkpointed_iteration.txt)" = ${ck.step} ]; then
   L=$(ls -d global_step_* 2>/dev/null | sed 's/^global_step_//' | sort -n | tail -n 1)
   if [ -n "$L" ]; then echo "$L" > latest_checkpointed_iteration.txt; echo "latest\t$L"; else rm -f latest_checkpointed_iteration.txt; fi
 fi`
-      : '',
-  ].join('\n'));
+        : '',
+    ].join('\n'),
+  );
   const latest = /^latest\t(\d+)/m.exec(r.stdout);
   return { freedBytes: ck.sizeBytes, ...(latest ? { latest: Number(latest[1]) } : {}) };
 }

@@ -127,7 +127,12 @@ function parseDiscovery(hostName: string, out: string): Discovery {
         } catch (err) {
           problem = `${hostName}:${dir}/run.json is not JSON: ${errorMessage(err)}`;
         }
-        run = { run: { host: hostName, dir, framework: json?.framework, id: json?.id ?? posix.basename(dir), name: json?.name }, json, problem, checkpoints: [] };
+        run = {
+          run: { host: hostName, dir, framework: json?.framework, id: json?.id ?? posix.basename(dir), name: json?.name },
+          json,
+          problem,
+          checkpoints: [],
+        };
         result.runs.push(run);
         break;
       }

@@ -65,20 +65,29 @@ const STATE_FILE = '.medrl-download.json';
 /** Lists a file or a folder's files on the host with sizes and mtimes: one round trip. */
 async function listRemote(host: Host, path: string): Promise<RemoteFile[]> {
   const p = shellPath(path);
-  const r = await execChecked(host, `if [ -f ${p} ]; then find ${p} -maxdepth 0 -printf '%s\\t%T@\\t\\n'; elif [ -d ${p} ]; then cd ${p} && find . -type f -printf '%s\\t%T@\\t%P\\n'; else echo missing; fi`);
+  const r = await execChecked(
+    host,
+    `if [ -f ${p} ]; then find ${p} -maxdepth 0 -printf '%s\\t%T@\\t\\n'; elif [ -d ${p} ]; then cd ${p} && find . -type f -printf '%s\\t%T@\\t%P\\n'; else echo missing; fi`,
+  );
   if (r.stdout.trim() === 'missing') throw new HostFileNotFoundError(host.name, path);
-  return r.stdout.split('\n').filter(Boolean).map((l) => {
-    const [size, mtime, ...rest] = l.split('\t');
-    const rel = rest.join('\t');
-    return { rel, abs: rel ? `${path.replace(/\/+$/, '')}/${rel}` : path, size: Number(size), mtime: mtime ?? '' };
-  }).sort((a, b) => a.rel.localeCompare(b.rel));
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [size, mtime, ...rest] = l.split('\t');
+      const rel = rest.join('\t');
+      return { rel, abs: rel ? `${path.replace(/\/+$/, '')}/${rel}` : path, size: Number(size), mtime: mtime ?? '' };
+    })
+    .sort((a, b) => a.rel.localeCompare(b.rel));
 }
 
 /** sha256 of each file on the host (sha256sum), keyed like listRemote. Runs while the download does. */
 async function remoteSha256(host: Host, path: string, files: RemoteFile[]): Promise<Map<string, string>> {
   const p = shellPath(path);
   const single = files.length === 1 && files[0]!.rel === '';
-  const r = await execChecked(host, single ? `sha256sum < ${p}` : `cd ${p} && find . -type f -exec sha256sum {} +`, { timeoutMs: 30 * 60_000 });
+  const r = await execChecked(host, single ? `sha256sum < ${p}` : `cd ${p} && find . -type f -exec sha256sum {} +`, {
+    timeoutMs: 30 * 60_000,
+  });
   const out = new Map<string, string>();
   for (const line of r.stdout.split('\n')) {
     const m = /^([0-9a-f]{64})\s+\*?(.*)$/.exec(line);
@@ -96,7 +105,10 @@ async function hashPrefix(file: string, length: number): Promise<Hash> {
   const h = createHash('sha256');
   if (length === 0) return h;
   await new Promise<void>((resolve, reject) => {
-    createReadStream(file, { start: 0, end: length - 1 }).on('data', (d) => h.update(d)).on('end', resolve).on('error', reject);
+    createReadStream(file, { start: 0, end: length - 1 })
+      .on('data', (d) => h.update(d))
+      .on('end', resolve)
+      .on('error', reject);
   });
   return h;
 }
@@ -144,7 +156,13 @@ export async function download(host: Host, remotePath: string, dest: string, o: 
   const progress = () => {
     const done = Object.values(state.files).reduce((n, s) => n + s.done, 0);
     const secs = (performance.now() - started) / 1000;
-    o.onProgress?.({ done, total, files: files.length, filesDone: Object.values(state.files).filter((s) => s.complete).length, bytesPerSecond: secs > 0 ? transferred / secs : 0 });
+    o.onProgress?.({
+      done,
+      total,
+      files: files.length,
+      filesDone: Object.values(state.files).filter((s) => s.complete).length,
+      bytesPerSecond: secs > 0 ? transferred / secs : 0,
+    });
   };
   const sums: Record<string, string> = {};
   /** Gives a finished file its final name (a rename in its own folder: atomic). */
@@ -243,7 +261,15 @@ const WRITES_IN_FLIGHT = 8;
  * without stopping the stream (several writes in flight, no copies: writev), and advances `s.done` only past bytes that
  * are on disk, so the state always names a prefix a resume can trust.
  */
-async function fetchFile(host: Host, f: RemoteFile, s: FileState, fh: FileHandle, hash: Hash | undefined, signal: AbortSignal | undefined, onBytes: (n: number) => void): Promise<void> {
+async function fetchFile(
+  host: Host,
+  f: RemoteFile,
+  s: FileState,
+  fh: FileHandle,
+  hash: Hash | undefined,
+  signal: AbortSignal | undefined,
+  onBytes: (n: number) => void,
+): Promise<void> {
   const writes: { done: Promise<unknown>; length: number }[] = [];
   let batch: Buffer[] = [];
   let batched = 0;

@@ -8,11 +8,19 @@ import type { DiscoveredRun } from './discover-checkpoints';
  * The metric shown beside a checkpoint: the algorithm's headline (GRPO/PPO reward, DPO reward margin, SFT loss; without
  * an algorithm, the first of these the run logged), else its validation score (the metrics feature's keys).
  */
-export function headlineMetric(metrics: Record<string, number> | undefined, framework?: 'verl' | 'trl', algorithm?: string): { key: string; value: number } | undefined {
+export function headlineMetric(
+  metrics: Record<string, number> | undefined,
+  framework?: 'verl' | 'trl',
+  algorithm?: string,
+): { key: string; value: number } | undefined {
   if (!metrics) return undefined;
   const names = Object.keys(metrics);
   for (const id of [...primaryHeadlines(algorithm), 'validation'] as const) {
-    const key = headlineKey(HEADLINES.find((h) => h.id === id)!, names, framework);
+    const key = headlineKey(
+      HEADLINES.find((h) => h.id === id)!,
+      names,
+      framework,
+    );
     if (key) return { key, value: metrics[key]! };
   }
   return undefined;
@@ -23,16 +31,20 @@ export function headlineMetric(metrics: Record<string, number> | undefined, fram
  * output.log or trainer_state.json). A run whose metrics cannot be read keeps its checkpoints and says why in `problem`.
  */
 export async function attachMetrics(host: Host, runs: DiscoveredRun[]): Promise<void> {
-  await Promise.all(runs.filter((r) => r.checkpoints.length).map(async (r) => {
-    try {
-      const rm = new RunMetrics(host, r.run);
-      await rm.poll();
-      for (const ck of r.checkpoints) {
-        const rec = metricsAtStep(rm.series, ck.step);
-        if (rec) ck.metrics = rec.metrics;
-      }
-    } catch (err) {
-      r.problem = `${r.problem ? `${r.problem}; ` : ''}${host.name}:${r.run.dir}: metrics: ${errorMessage(err)}`;
-    }
-  }));
+  await Promise.all(
+    runs
+      .filter((r) => r.checkpoints.length)
+      .map(async (r) => {
+        try {
+          const rm = new RunMetrics(host, r.run);
+          await rm.poll();
+          for (const ck of r.checkpoints) {
+            const rec = metricsAtStep(rm.series, ck.step);
+            if (rec) ck.metrics = rec.metrics;
+          }
+        } catch (err) {
+          r.problem = `${r.problem ? `${r.problem}; ` : ''}${host.name}:${r.run.dir}: metrics: ${errorMessage(err)}`;
+        }
+      }),
+  );
 }

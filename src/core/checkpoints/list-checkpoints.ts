@@ -24,7 +24,13 @@ export async function findCheckpoint(host: Host, runsDir: string, ref: string, s
   if (d.missing.length) throw new Error(`${host.name}: ${isPath ? `no such folder: ${ref}` : `no run "${ref}" in ${runsDir}`}`);
   const all = [...d.runs.flatMap((r) => r.checkpoints), ...d.loose];
   if (!all.length) throw new Error(`${host.name}: no checkpoints (global_step_N or checkpoint-N) in ${path}`);
-  const ck = step === undefined ? all.find((c) => c.latest) ?? all[0] : all.find((c) => c.step === step);
-  if (!ck) throw new Error(`${host.name}: no checkpoint at step ${step} in ${path} (steps: ${all.map((c) => c.step).sort((a, b) => a - b).join(', ')})`);
+  const ck = step === undefined ? (all.find((c) => c.latest) ?? all[0]) : all.find((c) => c.step === step);
+  if (!ck)
+    throw new Error(
+      `${host.name}: no checkpoint at step ${step} in ${path} (steps: ${all
+        .map((c) => c.step)
+        .sort((a, b) => a - b)
+        .join(', ')})`,
+    );
   return ck;
 }

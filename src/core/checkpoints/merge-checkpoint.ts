@@ -31,7 +31,8 @@ function defaultMergeTarget(ck: Checkpoint): string {
  * target are copied in (the step the seeds did by hand).
  */
 export function mergeScript(ck: Checkpoint, o: MergeOptions = {}): string {
-  if (ck.framework !== 'verl' || !ck.mergeable) throw new Error(`${ck.host}:${ck.path} is not a verl FSDP or Megatron checkpoint: nothing to merge`);
+  if (ck.framework !== 'verl' || !ck.mergeable)
+    throw new Error(`${ck.host}:${ck.path} is not a verl FSDP or Megatron checkpoint: nothing to merge`);
   const backend = ck.kind === 'verl-megatron' ? 'megatron' : 'fsdp';
   const local = ck.mergeable;
   const target = o.targetDir ?? defaultMergeTarget(ck);
@@ -42,7 +43,9 @@ export function mergeScript(ck: Checkpoint, o: MergeOptions = {}): string {
     ...Object.entries(o.env ?? {}).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
     ...(o.setup ?? []),
     o.workdir ? `cd ${shellPath(o.workdir)} || exit 1` : '',
-    o.standins ? `${hasMerger} || [ -f scripts/model_merger.py ] || export PYTHONPATH=${shellQuote(o.standins)}\${PYTHONPATH:+:$PYTHONPATH}` : '',
+    o.standins
+      ? `${hasMerger} || [ -f scripts/model_merger.py ] || export PYTHONPATH=${shellQuote(o.standins)}\${PYTHONPATH:+:$PYTHONPATH}`
+      : '',
     `TARGET=${shellQuote(target)}`,
     'mkdir -p "$TARGET" || exit 1',
     `if ${hasMerger}; then`,
@@ -93,7 +96,12 @@ function tailOf(run: RunInfo): string {
 }
 
 /** Follows a merge until it ends, reporting progress; resolves with the target folder or rejects with the log tail. */
-export async function waitForMerge(host: Host, job: RunRecord, onProgress: (p: MergeProgress) => void, opts: { signal?: AbortSignal; pollMs?: number } = {}): Promise<string> {
+export async function waitForMerge(
+  host: Host,
+  job: RunRecord,
+  onProgress: (p: MergeProgress) => void,
+  opts: { signal?: AbortSignal; pollMs?: number } = {},
+): Promise<string> {
   const log = posix.join(job.dir, RUN_FILES.log);
   let offset = 0;
   let target: string | undefined;
@@ -117,12 +125,15 @@ export async function waitForMerge(host: Host, job: RunRecord, onProgress: (p: M
       onProgress({ fraction: 1, message: `merged into ${target}` });
       return target;
     }
-    if (status.state === 'lost' && !lostOnce) lostOnce = true; // job.sh may be writing exit_code: look once more
+    if (status.state === 'lost' && !lostOnce)
+      lostOnce = true; // job.sh may be writing exit_code: look once more
     else if (status.state === 'lost') throw new Error(`${host.name}: merge ${job.id} stopped without an exit code:\n${tailOf(status)}`);
     else if (status.state === 'cancelled') throw new Error(`${host.name}: merge ${job.id} was cancelled; log ${log}`);
     else if (status.state === 'failed' || status.state === 'succeeded') {
-      throw new Error(`${host.name}: merge failed (exit code ${status.exitCode ?? '?'}${status.state === 'succeeded' ? ', but it did not say where it merged to' : ''}); log ${log}:\n${tailOf(status)}`);
+      throw new Error(
+        `${host.name}: merge failed (exit code ${status.exitCode ?? '?'}${status.state === 'succeeded' ? ', but it did not say where it merged to' : ''}); log ${log}:\n${tailOf(status)}`,
+      );
     }
-    await new Promise((r) => setTimeout(r, status.state === 'lost' ? 200 : opts.pollMs ?? 300));
+    await new Promise((r) => setTimeout(r, status.state === 'lost' ? 200 : (opts.pollMs ?? 300)));
   }
 }

@@ -8,7 +8,8 @@ import { withLineEndingsOf } from './yaml-document';
 export function addSshHost(text: string, name: string, alias: string, file: string): string {
   const doc = parseDocument(text);
   if (doc.errors.length) throw new Error(`${file}: fix its YAML errors first: ${doc.errors[0]!.message.split('\n')[0]}`);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`"${name}" cannot be a host name in ${file} (letters, digits, ".", "_" and "-")`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name))
+    throw new Error(`"${name}" cannot be a host name in ${file} (letters, digits, ".", "_" and "-")`);
   const hosts = doc.get('hosts', true);
   if (hosts !== undefined && hosts !== null && !isMap(hosts)) throw new Error(`${file}: hosts must be a mapping`);
   if (isMap(hosts) && hosts.has(name)) throw new Error(`${file}: host "${name}" is already there`);

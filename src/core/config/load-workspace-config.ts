@@ -24,7 +24,20 @@ export async function loadWorkspaceConfig(pathOrDir: string): Promise<LoadedConf
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new LocatedError(`cannot read ${file}`, [{ file, severity: 'error', message: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found: create it with `medrl init` or open the demo with `medrl demo`' : String(err) }], { cause: err });
+    throw new LocatedError(
+      `cannot read ${file}`,
+      [
+        {
+          file,
+          severity: 'error',
+          message:
+            (err as NodeJS.ErrnoException).code === 'ENOENT'
+              ? 'file not found: create it with `medrl init` or open the demo with `medrl demo`'
+              : String(err),
+        },
+      ],
+      { cause: err },
+    );
   }
   return parseWorkspaceConfig(text, file);
 }
@@ -34,10 +47,13 @@ export async function loadWorkspaceConfig(pathOrDir: string): Promise<LoadedConf
  * or a full disk leaves the old file or the new one, never half of one. The file keeps its permissions.
  */
 export async function saveConfigText(file: string, text: string): Promise<void> {
-  const mode = await stat(file).then((s) => s.mode & 0o777, (err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return 0o644;
-    throw err;
-  });
+  const mode = await stat(file).then(
+    (s) => s.mode & 0o777,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return 0o644;
+      throw err;
+    },
+  );
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
   try {
     await writeFile(tmp, text, { mode });
@@ -51,6 +67,10 @@ export async function saveConfigText(file: string, text: string): Promise<void> 
 /** Loads and requires a valid config. */
 export async function requireWorkspaceConfig(pathOrDir: string): Promise<{ file: string; config: WorkspaceConfig }> {
   const loaded = await loadWorkspaceConfig(pathOrDir);
-  if (!loaded.config) throw new LocatedError(`${loaded.file} is not valid`, loaded.problems.filter((p) => p.severity === 'error'));
+  if (!loaded.config)
+    throw new LocatedError(
+      `${loaded.file} is not valid`,
+      loaded.problems.filter((p) => p.severity === 'error'),
+    );
   return { file: loaded.file, config: loaded.config };
 }

@@ -5,11 +5,11 @@ import { errorMessage } from '../errors/located-error';
 /** The name of the built-in host that runs jobs as local processes: the product works with no GPU machine. */
 export const LOCAL_HOST = 'local';
 
-const hostName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'host names use letters, digits, ".", "_" and "-"');
+const hostName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'host names use letters, digits, ".", "_" and "-"');
 
-export const schedulerSchema = z.enum(['ssh', 'slurm', 'ray']).describe('How jobs start on the host: detached process (ssh), sbatch (slurm) or ray job submit (ray).');
+export const schedulerSchema = z
+  .enum(['ssh', 'slurm', 'ray'])
+  .describe('How jobs start on the host: detached process (ssh), sbatch (slurm) or ray job submit (ray).');
 
 const hostSchema = z
   .strictObject({
@@ -17,14 +17,19 @@ const hostSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('Alias from ~/.ssh/config (HostName, User, Port, IdentityFile, ProxyJump come from there). Defaults to the host\'s key. Not allowed for `local`.'),
+      .describe(
+        "Alias from ~/.ssh/config (HostName, User, Port, IdentityFile, ProxyJump come from there). Defaults to the host's key. Not allowed for `local`.",
+      ),
     runsDir: z.string().min(1).optional().describe('Folder of run folders on the host. Default: ~/.medrl/runs'),
     workdir: z.string().min(1).optional().describe('Working directory jobs start in (the training code checkout).'),
     setup: z
       .array(z.string())
       .optional()
       .describe('Shell lines run before every job and check, e.g. `source ~/miniconda3/bin/activate verl`.'),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string()).optional().describe('Environment variables for every job on this host (no secrets: those go to SecretStorage).'),
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.string())
+      .optional()
+      .describe('Environment variables for every job on this host (no secrets: those go to SecretStorage).'),
     scheduler: schedulerSchema.optional(),
   })
   .describe('A machine that runs jobs.');
@@ -40,23 +45,31 @@ function scoreSpecError(spec: string): string | undefined {
 
 const judgeSchema = z
   .strictObject({
-    url: z.url({ protocol: /^https?$/ }).describe('Base URL of an OpenAI-compatible server, ending in /v1 (vLLM, SGLang, any /v1 endpoint).'),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .describe('Base URL of an OpenAI-compatible server, ending in /v1 (vLLM, SGLang, any /v1 endpoint).'),
     model: z.string().min(1).describe('The served model name (vLLM --served-model-name).'),
-    host: hostName.optional().describe('Host the server runs on; its port is forwarded over that host\'s SSH connection.'),
+    host: hostName.optional().describe("Host the server runs on; its port is forwarded over that host's SSH connection."),
     temperature: z.number().min(0).max(2).optional().describe('Sampling temperature (0 for reproducible judging).'),
     seed: z.int().optional().describe('Sampling seed sent with every request.'),
     maxConcurrency: z.int().min(1).max(1024).optional().describe('Requests in flight at once. Default 16.'),
     timeoutSeconds: z.number().positive().optional().describe('Per-request timeout, the whole answer included. Default 60.'),
     maxTokens: z.int().min(1).optional().describe('max_tokens of each judge request. Default 1024.'),
-    prompt: z.string().min(1).optional().describe('Prompt template for the reward playground: {solution_str}, {ground_truth}, {data_source}, {prompt}, {extra_info.FIELD}; {{ and }} are literal braces. Default: reference vs response, JSON score.'),
+    prompt: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Prompt template for the reward playground: {solution_str}, {ground_truth}, {data_source}, {prompt}, {extra_info.FIELD}; {{ and }} are literal braces. Default: reference vs response, JSON score.',
+      ),
     parse: z
       .string()
       .refine((s) => scoreSpecError(s) === undefined, { error: (issue) => scoreSpecError(String(issue.input)) ?? 'invalid score parser' })
       .optional()
-      .describe('How the answer becomes a score: number, json:FIELD, regex:PATTERN (first group), label:correct=1,incorrect=0. Default json:score.'),
-    apiKey: z
-      .never({ error: 'API keys are kept in VS Code SecretStorage, not in medrl.yaml: run "MedRL: Set Judge API Key"' })
-      .optional(),
+      .describe(
+        'How the answer becomes a score: number, json:FIELD, regex:PATTERN (first group), label:correct=1,incorrect=0. Default json:score.',
+      ),
+    apiKey: z.never({ error: 'API keys are kept in VS Code SecretStorage, not in medrl.yaml: run "MedRL: Set Judge API Key"' }).optional(),
   })
   .describe('An LLM judge or environment simulator. Its API key is kept in VS Code SecretStorage, never here.');
 
@@ -72,10 +85,7 @@ export const workspaceConfigSchema = z
   .strictObject({
     $schema: z.string().optional(),
     version: z.literal(1).default(1).describe('Format version of this file.'),
-    hosts: z
-      .record(hostName, hostSchema)
-      .default({})
-      .describe('Hosts by name. `local` is built in and always present.'),
+    hosts: z.record(hostName, hostSchema).default({}).describe('Hosts by name. `local` is built in and always present.'),
     judges: z.record(z.string().min(1), judgeSchema).default({}).describe('Judge servers by name.'),
     datasets: z.array(datasetRootSchema).default([]).describe('Dataset roots.'),
     defaults: z
@@ -88,17 +98,31 @@ export const workspaceConfigSchema = z
   })
   .superRefine((cfg, ctx) => {
     const local = cfg.hosts[LOCAL_HOST];
-    if (local?.ssh) ctx.addIssue({ code: 'custom', path: ['hosts', LOCAL_HOST, 'ssh'], message: '`local` is the built-in local host; give an SSH host another name' });
-    if (local?.scheduler && local.scheduler !== 'ssh') ctx.addIssue({ code: 'custom', path: ['hosts', LOCAL_HOST, 'scheduler'], message: 'the local host runs jobs as local processes (scheduler: ssh)' });
+    if (local?.ssh)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hosts', LOCAL_HOST, 'ssh'],
+        message: '`local` is the built-in local host; give an SSH host another name',
+      });
+    if (local?.scheduler && local.scheduler !== 'ssh')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hosts', LOCAL_HOST, 'scheduler'],
+        message: 'the local host runs jobs as local processes (scheduler: ssh)',
+      });
     const known = new Set([LOCAL_HOST, ...Object.keys(cfg.hosts)]);
-    if (!known.has(cfg.defaults.host)) ctx.addIssue({ code: 'custom', path: ['defaults', 'host'], message: `unknown host "${cfg.defaults.host}": add it under hosts` });
+    if (!known.has(cfg.defaults.host))
+      ctx.addIssue({ code: 'custom', path: ['defaults', 'host'], message: `unknown host "${cfg.defaults.host}": add it under hosts` });
     for (const [name, judge] of Object.entries(cfg.judges)) {
-      if (judge.host && !known.has(judge.host)) ctx.addIssue({ code: 'custom', path: ['judges', name, 'host'], message: `unknown host "${judge.host}": add it under hosts` });
+      if (judge.host && !known.has(judge.host))
+        ctx.addIssue({ code: 'custom', path: ['judges', name, 'host'], message: `unknown host "${judge.host}": add it under hosts` });
     }
     cfg.datasets.forEach((d, i) => {
-      if (d.host && !known.has(d.host)) ctx.addIssue({ code: 'custom', path: ['datasets', i, 'host'], message: `unknown host "${d.host}": add it under hosts` });
+      if (d.host && !known.has(d.host))
+        ctx.addIssue({ code: 'custom', path: ['datasets', i, 'host'], message: `unknown host "${d.host}": add it under hosts` });
     });
-    if (cfg.defaults.judge && !cfg.judges[cfg.defaults.judge]) ctx.addIssue({ code: 'custom', path: ['defaults', 'judge'], message: `unknown judge "${cfg.defaults.judge}": add it under judges` });
+    if (cfg.defaults.judge && !cfg.judges[cfg.defaults.judge])
+      ctx.addIssue({ code: 'custom', path: ['defaults', 'judge'], message: `unknown judge "${cfg.defaults.judge}": add it under judges` });
   });
 
 export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
@@ -144,6 +168,9 @@ export function workspaceHosts(cfg?: WorkspaceConfig): ResolvedHost[] {
 export function findHost(hosts: WorkspaceConfig | ResolvedHost[] | undefined, name: string, field?: string): ResolvedHost {
   const all = Array.isArray(hosts) ? hosts : workspaceHosts(hosts);
   const h = all.find((x) => x.name === name);
-  if (!h) throw new Error(`${field ? `${field}: ` : ''}unknown host "${name}": add it under hosts in medrl.yaml (the hosts are ${all.map((x) => x.name).join(', ')})`);
+  if (!h)
+    throw new Error(
+      `${field ? `${field}: ` : ''}unknown host "${name}": add it under hosts in medrl.yaml (the hosts are ${all.map((x) => x.name).join(', ')})`,
+    );
   return h;
 }

@@ -57,7 +57,11 @@ export function withLineEndingsOf(original: string, edited: string): string {
 /** Like parseYamlWithSchema but throws a LocatedError listing every problem. */
 export function loadYamlWithSchema<S extends z.ZodType>(text: string, schema: S, file: string): z.output<S> {
   const { value, problems } = parseYamlWithSchema(text, schema, file);
-  if (value === undefined) throw new LocatedError(`${file} is not valid`, problems.filter((p) => p.severity === 'error'));
+  if (value === undefined)
+    throw new LocatedError(
+      `${file} is not valid`,
+      problems.filter((p) => p.severity === 'error'),
+    );
   return value;
 }
 
@@ -65,7 +69,11 @@ export function loadYamlWithSchema<S extends z.ZodType>(text: string, schema: S,
 export function fieldPosition(text: string, field: string): { line?: number; column?: number } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter });
-  return positionOf(doc, field.split('.').map((k) => (/^\d+$/.test(k) ? Number(k) : k)), lineCounter);
+  return positionOf(
+    doc,
+    field.split('.').map((k) => (/^\d+$/.test(k) ? Number(k) : k)),
+    lineCounter,
+  );
 }
 
 /** The line and column of the deepest key on the path that exists (a missing key points at its parent's key). */

@@ -70,14 +70,18 @@ function asText(v: unknown): string {
 }
 
 class RowProblem extends Error {
-  constructor(readonly field: string, reason: string) {
+  constructor(
+    readonly field: string,
+    reason: string,
+  ) {
     super(reason);
   }
 }
 
 function required(rec: DatasetRecord, field: string, role: string): unknown {
   const v = fieldValue(rec, field);
-  if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) throw new RowProblem(field, `the ${role} field "${field}" is missing or empty`);
+  if (v === undefined || v === null || (typeof v === 'string' && v.trim() === ''))
+    throw new RowProblem(field, `the ${role} field "${field}" is missing or empty`);
   return v;
 }
 
@@ -90,7 +94,13 @@ function renderPrompt(rec: DatasetRecord, m: ConvertMapping): string {
 }
 
 /** One raw record as a row of the target format (the split and index go into verl's `extra_info`). */
-function convertRecord(rec: DatasetRecord, m: ConvertMapping, format: ConvertFormat, split: string, index: number): Record<string, unknown> {
+function convertRecord(
+  rec: DatasetRecord,
+  m: ConvertMapping,
+  format: ConvertFormat,
+  split: string,
+  index: number,
+): Record<string, unknown> {
   const prompt = renderPrompt(rec, m);
   const answer = asText(required(rec, m.answer, 'answer'));
   const question = asText(required(rec, m.question, 'question'));
@@ -141,7 +151,12 @@ export function testRows(n: number, split: number, seed: number): Set<number> {
  * within each split. A row that cannot be converted is reported (row, field, reason) and the others are still converted.
  * `limit` stops after that many raw rows (the preview of a form).
  */
-export async function convertDataset(reader: DatasetReader, options: ConvertOptions, limit?: number, signal?: AbortSignal): Promise<ConvertResult> {
+export async function convertDataset(
+  reader: DatasetReader,
+  options: ConvertOptions,
+  limit?: number,
+  signal?: AbortSignal,
+): Promise<ConvertResult> {
   const opts = ConvertOptions.parse(options);
   const m = opts.mapping;
   const problems: DatasetProblem[] = [];

@@ -82,7 +82,7 @@ async function* csvRows(host: Host, path: string, opts: RowsOptions): AsyncGener
     for (const r of queue.splice(0)) if (r.index >= start) yield r;
   };
   try {
-    for (let pos = 0; ; ) {
+    for (let pos = 0; ;) {
       opts.signal?.throwIfAborted();
       const chunk = await host.readFile(path, { start: pos, end: pos + CHUNK });
       pos += chunk.length;

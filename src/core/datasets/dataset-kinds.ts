@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 /** What trainer a dataset's rows are for, told from its columns. */
-export type DatasetKind = 'verl-rl' | 'verl-sft' | 'trl-prompt-only' | 'trl-conversational' | 'trl-prompt-completion' | 'dpo-preference' | 'raw';
+export type DatasetKind =
+  'verl-rl' | 'verl-sft' | 'trl-prompt-only' | 'trl-conversational' | 'trl-prompt-completion' | 'dpo-preference' | 'raw';
 
 export const DATASET_KIND_LABELS: Record<DatasetKind, string> = {
   'verl-rl': 'verl RL rows',
@@ -41,26 +42,32 @@ function kindOfRow(r: Record<string, unknown>): DatasetKind {
   return 'raw';
 }
 
-const message = z.object({
-  role: z.enum(['system', 'user', 'assistant', 'tool']),
-  content: z.string(),
-}).loose();
+const message = z
+  .object({
+    role: z.enum(['system', 'user', 'assistant', 'tool']),
+    content: z.string(),
+  })
+  .loose();
 const messages = z.array(message).min(1, 'must have at least one message');
 const text = z.string().min(1, 'must not be empty');
 const textOrMessages = z.union([text, messages], { error: 'must be text or a list of chat messages ({role, content})' });
 
 /** The zod schema of one row of each kind (unknown extra columns are allowed: trainers pass them through). */
 export const ROW_SCHEMAS: Record<DatasetKind, z.ZodType> = {
-  'verl-rl': z.object({
-    data_source: text,
-    prompt: messages,
-    ability: z.string().optional(),
-    reward_model: z.object({
-      style: z.string().optional(),
-      ground_truth: z.unknown(),
-    }).loose(),
-    extra_info: z.record(z.string(), z.unknown()).nullable().optional(),
-  }).loose(),
+  'verl-rl': z
+    .object({
+      data_source: text,
+      prompt: messages,
+      ability: z.string().optional(),
+      reward_model: z
+        .object({
+          style: z.string().optional(),
+          ground_truth: z.unknown(),
+        })
+        .loose(),
+      extra_info: z.record(z.string(), z.unknown()).nullable().optional(),
+    })
+    .loose(),
   'verl-sft': z.object({ prompt: text, response: text }).loose(),
   'trl-prompt-only': z.object({ prompt: textOrMessages }).loose(),
   'trl-conversational': z.object({ messages }).loose(),
@@ -73,8 +80,20 @@ export const ROW_SCHEMAS: Record<DatasetKind, z.ZodType> = {
 export function promptText(kind: DatasetKind, row: unknown): string | undefined {
   if (typeof row !== 'object' || row === null) return undefined;
   const r = row as Record<string, unknown>;
-  const p = kind === 'trl-conversational' ? (Array.isArray(r.messages) ? r.messages.filter((m) => (m as { role?: unknown })?.role !== 'assistant') : undefined) : r.prompt;
+  const p =
+    kind === 'trl-conversational'
+      ? Array.isArray(r.messages)
+        ? r.messages.filter((m) => (m as { role?: unknown })?.role !== 'assistant')
+        : undefined
+      : r.prompt;
   if (typeof p === 'string') return p;
-  if (Array.isArray(p)) return p.map((m) => (typeof m === 'object' && m !== null && typeof (m as { content?: unknown }).content === 'string' ? (m as { content: string }).content : '')).join('\n');
+  if (Array.isArray(p))
+    return p
+      .map((m) =>
+        typeof m === 'object' && m !== null && typeof (m as { content?: unknown }).content === 'string'
+          ? (m as { content: string }).content
+          : '',
+      )
+      .join('\n');
   return undefined;
 }

@@ -110,18 +110,33 @@ export async function inspectDataset(reader: DatasetReader, opts: InspectOptions
         report({ ...at, field: issue.path.map(String).join('.') || undefined, reason: issue.message, severity: 'error' });
       }
     }
-    if (kind === 'verl-rl' && parsed.success && isEmpty((value as { reward_model: { ground_truth?: unknown } }).reward_model.ground_truth)) {
-      report({ ...at, field: 'reward_model.ground_truth', reason: 'empty ground truth: the reward can never be earned', severity: 'error' });
+    if (
+      kind === 'verl-rl' &&
+      parsed.success &&
+      isEmpty((value as { reward_model: { ground_truth?: unknown } }).reward_model.ground_truth)
+    ) {
+      report({
+        ...at,
+        field: 'reward_model.ground_truth',
+        reason: 'empty ground truth: the reward can never be earned',
+        severity: 'error',
+      });
     }
     const prompt = promptText(kind, value);
     if (prompt !== undefined) {
       const tokens = estimateTokens(prompt);
       if (tokens > maxPromptTokens) {
-        report({ ...at, field: promptField(kind), reason: `prompt is about ${tokens} tokens (${prompt.length} characters / 4), over the budget of ${maxPromptTokens}`, severity: 'warning' });
+        report({
+          ...at,
+          field: promptField(kind),
+          reason: `prompt is about ${tokens} tokens (${prompt.length} characters / 4), over the budget of ${maxPromptTokens}`,
+          severity: 'warning',
+        });
       }
       const h = stringHash(prompt);
       const first = seen.get(h);
-      if (first !== undefined) report({ ...at, field: promptField(kind), reason: `duplicate prompt: the same as row ${first + 1}`, severity: 'warning' });
+      if (first !== undefined)
+        report({ ...at, field: promptField(kind), reason: `duplicate prompt: the same as row ${first + 1}`, severity: 'warning' });
       else if (tracking) {
         seen.set(h, rec.index);
         if (seen.size >= MAX_TRACKED_PROMPTS) {
@@ -131,7 +146,12 @@ export async function inspectDataset(reader: DatasetReader, opts: InspectOptions
       }
       const inTrain = trainPrompts?.get(h);
       if (inTrain !== undefined && against) {
-        report({ ...at, field: promptField(kind), reason: `train/validation overlap: the same prompt is row ${inTrain + 1} of ${basename(against.path)}`, severity: 'warning' });
+        report({
+          ...at,
+          field: promptField(kind),
+          reason: `train/validation overlap: the same prompt is row ${inTrain + 1} of ${basename(against.path)}`,
+          severity: 'warning',
+        });
       }
     }
     if (problemCount === before) rowsOk++;
@@ -188,6 +208,9 @@ async function openTrainSibling(reader: DatasetReader): Promise<DatasetReader | 
 }
 
 async function openSibling(host: Host, path: string): Promise<DatasetReader | null> {
-  const exists = await host.stat(path).then((s) => s.kind === 'file', () => false);
+  const exists = await host.stat(path).then(
+    (s) => s.kind === 'file',
+    () => false,
+  );
   return exists ? openDataset(host, path) : null;
 }

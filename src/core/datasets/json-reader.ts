@@ -11,7 +11,9 @@ const MAX_JSON_BYTES = 256 * 1024 * 1024;
  */
 export async function openJsonDataset(host: Host, path: string, size: number): Promise<DatasetReader> {
   if (size > MAX_JSON_BYTES) {
-    throw new Error(`${host.name}:${path}: a JSON file of ${size} bytes is too large to parse whole (limit ${MAX_JSON_BYTES}); use JSONL or parquet`);
+    throw new Error(
+      `${host.name}:${path}: a JSON file of ${size} bytes is too large to parse whole (limit ${MAX_JSON_BYTES}); use JSONL or parquet`,
+    );
   }
   const raw = (await host.readFile(path)).toString('utf8');
   // A UTF-8 byte order mark (Windows editors) is no JSON: JSON.parse refuses it.
@@ -44,7 +46,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function jsonRecords(doc: unknown, layout: JsonLayout, where: string): DatasetRecord[] {
   if (Array.isArray(doc)) return doc.map((value, index) => ({ index, value, line: layout.depth1[index] }));
-  if (!isPlainObject(doc)) throw new Error(`${where}: the JSON document is a ${typeof doc}: expected an array of rows or an object of rows`);
+  if (!isPlainObject(doc))
+    throw new Error(`${where}: the JSON document is a ${typeof doc}: expected an array of rows or an object of rows`);
   // Keys in document order: JSON.parse puts integer-like keys (PubMed ids) first in numeric order.
   const keys = [...new Set(layout.keys)].filter((k) => Object.hasOwn(doc, k));
   const entries = keys.map((k) => [k, doc[k]] as const);
@@ -59,7 +62,9 @@ function jsonRecords(doc: unknown, layout: JsonLayout, where: string): DatasetRe
     return entries.map(([key, value], index) => ({ index, key, value, line: layout.depth1[index] }));
   }
   const bad = entries.find(([, v]) => !isPlainObject(v) && !Array.isArray(v));
-  throw new Error(`${where}: the top-level object mixes kinds of values (e.g. "${bad?.[0] ?? ''}"): expected an object of arrays or an object keyed by id`);
+  throw new Error(
+    `${where}: the top-level object mixes kinds of values (e.g. "${bad?.[0] ?? ''}"): expected an object of arrays or an object keyed by id`,
+  );
 }
 
 interface JsonLayout {
@@ -92,7 +97,8 @@ function jsonLayout(text: string): JsonLayout {
     const c = text.charCodeAt(i);
     if (c === 10) line++;
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character (never a newline in valid JSON)
+      if (c === 92)
+        i++; // backslash: skip the escaped character (never a newline in valid JSON)
       else if (c === 34) {
         inString = false;
         if (keyStart >= 0) keys.push(JSON.parse(text.slice(keyStart, i + 1)) as string);
@@ -101,20 +107,25 @@ function jsonLayout(text: string): JsonLayout {
       continue;
     }
     switch (c) {
-      case 32: case 9: case 10: case 13:
+      case 32:
+      case 9:
+      case 10:
+      case 13:
         break;
       case 34: // a string: a value where one is expected, else an object key
         if (!expectValue && depth === 1 && inArray[0] === false) keyStart = i;
         mark();
         inString = true;
         break;
-      case 91: case 123: // [ {
+      case 91:
+      case 123: // [ {
         mark();
         inArray[depth] = c === 91;
         depth++;
         expectValue = c === 91;
         break;
-      case 93: case 125: // ] }
+      case 93:
+      case 125: // ] }
         depth--;
         expectValue = false;
         break;

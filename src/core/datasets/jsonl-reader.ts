@@ -17,7 +17,12 @@ export class JsonlReader implements DatasetReader {
   readonly format = 'jsonl' as const;
   private readonly index: IndexEntry[] = [{ offset: 0, line: 1 }];
 
-  constructor(readonly host: Host, readonly path: string, readonly size: number, readonly every = 1024) {}
+  constructor(
+    readonly host: Host,
+    readonly path: string,
+    readonly size: number,
+    readonly every = 1024,
+  ) {}
 
   /** How many rows the index can seek to directly (tests and benchmarks). */
   get indexedRows(): number {

@@ -20,7 +20,9 @@ export async function openParquetDataset(host: Host, path: string, size: number)
     metadata = await parquetMetadataAsync(file);
   } catch (err) {
     const why = errorMessage(err);
-    throw new Error(`${where}: cannot read the parquet footer at byte offset ${size - 8} of ${size} (the file is truncated or not parquet): ${why}`);
+    throw new Error(
+      `${where}: cannot read the parquet footer at byte offset ${size - 8} of ${size} (the file is truncated or not parquet): ${why}`,
+    );
   }
   const columns = parquetSchema(metadata).children.map((c) => c.element.name);
   return {
@@ -45,7 +47,8 @@ export async function openParquetDataset(host: Host, path: string, size: number)
             // A damaged row group loses its own rows only: say which, and go on with the next group.
             const why = errorMessage(err);
             const offset = Number(group.columns[0]?.meta_data?.data_page_offset ?? 0);
-            for (let i = s; i < e; i++) yield { index: i, error: `row group ${g} (rows ${s}-${e - 1}, byte offset ${offset}): cannot decode: ${why}` };
+            for (let i = s; i < e; i++)
+              yield { index: i, error: `row group ${g} (rows ${s}-${e - 1}, byte offset ${offset}): cannot decode: ${why}` };
             s = e;
             continue;
           }

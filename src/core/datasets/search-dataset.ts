@@ -18,7 +18,11 @@ function* strings(v: unknown): Generator<string> {
  * Streams the rows of a dataset that contain `query` (case-insensitive, in any text or number, or in a malformed line's
  * error), in batches so a caller can show them as they come; stops at `maxMatches` or when `signal` aborts.
  */
-export async function* searchDataset(reader: DatasetReader, query: string, opts: { signal?: AbortSignal; maxMatches?: number; batchRows?: number } = {}): AsyncGenerator<SearchBatch> {
+export async function* searchDataset(
+  reader: DatasetReader,
+  query: string,
+  opts: { signal?: AbortSignal; maxMatches?: number; batchRows?: number } = {},
+): AsyncGenerator<SearchBatch> {
   const q = query.toLowerCase();
   const maxMatches = opts.maxMatches ?? 1000;
   const batchRows = opts.batchRows ?? 5000;

@@ -18,7 +18,14 @@ interface UploadOptions {
  * destination (the same for local and SSH hosts) into a temporary name that is renamed when every byte has arrived, so an
  * interrupted upload never leaves a truncated file under the dataset's name.
  */
-export async function uploadFiles(pool: HostPool, from: Host, files: string[], toHost: string, dir: string, opts: UploadOptions = {}): Promise<string[]> {
+export async function uploadFiles(
+  pool: HostPool,
+  from: Host,
+  files: string[],
+  toHost: string,
+  dir: string,
+  opts: UploadOptions = {},
+): Promise<string[]> {
   const to = await pool.get(toHost);
   await to.mkdir(dir);
   const out: string[] = [];
@@ -62,7 +69,9 @@ async function copyFile(from: Host, file: string, to: Host, dest: string, opts: 
   if (code !== 0) {
     await removePart(to, part);
     const why = signal ? `killed by ${signal}` : `exit code ${code}`;
-    throw new Error(`${to.name}: uploading ${from.name}:${file} to ${dest} failed (${why}): ${Buffer.concat(stderr).toString('utf8').trim() || stdinError?.message || 'no message'}`);
+    throw new Error(
+      `${to.name}: uploading ${from.name}:${file} to ${dest} failed (${why}): ${Buffer.concat(stderr).toString('utf8').trim() || stdinError?.message || 'no message'}`,
+    );
   }
   const written = (await to.stat(dest)).size;
   if (written !== size) throw new Error(`${to.name}: ${dest} has ${written} bytes after the upload, ${from.name}:${file} has ${size}`);

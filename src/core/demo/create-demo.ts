@@ -38,7 +38,10 @@ export async function createDemo(packageRootDir: string, dir: string): Promise<D
 async function useStandins(configFile: string, standins: string): Promise<void> {
   const doc = parseDocument(await readFile(configFile, 'utf8'));
   const local = (doc.getIn(['hosts', 'local']) as { toJSON?: () => object } | undefined)?.toJSON?.() ?? {};
-  const setup = [`export PATH=${shellQuote(join(standins, 'bin'))}:"$PATH"`, `export PYTHONPATH=${shellQuote(standins)}\${PYTHONPATH:+:$PYTHONPATH}`];
+  const setup = [
+    `export PATH=${shellQuote(join(standins, 'bin'))}:"$PATH"`,
+    `export PYTHONPATH=${shellQuote(standins)}\${PYTHONPATH:+:$PYTHONPATH}`,
+  ];
   doc.setIn(['hosts', 'local'], doc.createNode({ ...local, setup }));
   await writeFile(configFile, doc.toString());
 }

@@ -56,7 +56,10 @@ export async function writeDemoDatasets(host: Host, dir: string, outDir: string 
   const written: string[] = [];
   for (const c of DEMO_CONVERSIONS) {
     const result = await convertDataset(await openDataset(host, join(dir, c.input)), c.options);
-    if (result.problems.length) throw new Error(`${c.input}: ${result.problems.length} row(s) could not be converted; first: ${rowAndLine(result.problems[0]!)}: ${result.problems[0]!.reason}`);
+    if (result.problems.length)
+      throw new Error(
+        `${c.input}: ${result.problems.length} row(s) could not be converted; first: ${rowAndLine(result.problems[0]!)}: ${result.problems[0]!.reason}`,
+      );
     written.push(...(await writeConverted(host, result, { out: join(outDir, c.out), split: true, jsonlTwin: true })));
   }
   return written;

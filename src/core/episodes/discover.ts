@@ -33,7 +33,8 @@ export async function discoverEpisodes(host: Host, path: string): Promise<Episod
   const abs = await host.resolvePath(path);
   const st = await host.stat(abs);
   if (st.kind === 'file') {
-    if (!abs.endsWith('.jsonl') && !abs.endsWith('.parquet')) throw new Error(`${host.name}:${abs}: not an episode file (expected .jsonl or .parquet)`);
+    if (!abs.endsWith('.jsonl') && !abs.endsWith('.parquet'))
+      throw new Error(`${host.name}:${abs}: not an episode file (expected .jsonl or .parquet)`);
     const dir = posix.dirname(abs);
     return [{ name: basename(dir), dir, files: [openEpisodeFile(host, abs, stepFromName(abs) ?? 0)] }];
   }
@@ -51,6 +52,9 @@ export async function discoverEpisodes(host: Host, path: string): Promise<Episod
   }
   if (out.length) return out;
   const own = await folderCollection(host, abs, basename(abs));
-  if (!own) throw new Error(`${host.name}:${abs}: no episodes here: expected {step}.jsonl dumps, completions_{step}.parquet, JSONL trajectories, or a run folder with rollouts/ or validation/`);
+  if (!own)
+    throw new Error(
+      `${host.name}:${abs}: no episodes here: expected {step}.jsonl dumps, completions_{step}.parquet, JSONL trajectories, or a run folder with rollouts/ or validation/`,
+    );
   return [own];
 }

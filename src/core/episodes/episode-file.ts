@@ -90,7 +90,11 @@ export class JsonlEpisodeFile implements EpisodeFile {
   private indexed: { size: number; mtimeMs: number } | undefined;
   private building: Promise<EpisodeTable> | undefined;
 
-  constructor(readonly host: Host, readonly path: string, readonly step: number) {}
+  constructor(
+    readonly host: Host,
+    readonly path: string,
+    readonly step: number,
+  ) {}
 
   partial(): EpisodeTable {
     return this.table;
@@ -104,9 +108,15 @@ export class JsonlEpisodeFile implements EpisodeFile {
   private async build(opts: IndexOptions): Promise<EpisodeTable> {
     const st = await this.host.stat(this.path);
     if (this.indexed && st.size === this.indexed.size && st.mtimeMs === this.indexed.mtimeMs) return this.table;
-    if (st.size < this.indexedEnd) throw new Error(`${this.host.name}:${this.path}: the file shrank while it was being read (rewritten?): reopen it`);
+    if (st.size < this.indexedEnd)
+      throw new Error(`${this.host.name}:${this.path}: the file shrank while it was being read (rewritten?): reopen it`);
     let n = 0;
-    for await (const l of readLines(this.host, this.path, { start: this.indexedEnd, signal: opts.signal, chunkSize: 4 << 20, includePartial: true })) {
+    for await (const l of readLines(this.host, this.path, {
+      start: this.indexedEnd,
+      signal: opts.signal,
+      chunkSize: 4 << 20,
+      includePartial: true,
+    })) {
       const lineNo = this.linesSeen + 1;
       if (!l.text.trim()) {
         if (l.complete) [this.linesSeen, this.indexedEnd] = [lineNo, l.end];
@@ -121,7 +131,11 @@ export class JsonlEpisodeFile implements EpisodeFile {
         // A last line without a newline may still be being written: reported, and read again when the file grows.
         if (l.complete) [this.linesSeen, this.indexedEnd] = [lineNo, l.end];
         if (!this.malformed.some((m) => m.line === lineNo)) {
-          this.malformed.push(l.complete ? err.record : { ...err.record, message: `${err.record.message} (the last line has no newline: cut off, or still being written)` });
+          this.malformed.push(
+            l.complete
+              ? err.record
+              : { ...err.record, message: `${err.record.message} (the last line has no newline: cut off, or still being written)` },
+          );
         }
       }
       if (++n % PROGRESS_EVERY === 0) opts.onProgress?.({ bytes: l.end, totalBytes: st.size, episodes: this.table.length, done: false });
@@ -151,7 +165,10 @@ export class JsonlEpisodeFile implements EpisodeFile {
     if (i < 0 || i >= this.table.length) throw new RangeError(`${this.path}: no episode ${i} (the index has ${this.table.length})`);
     const buf = await this.host.readFile(this.path, { start: this.table.start[i]!, end: this.table.end[i]! });
     const line = this.table.line[i]!;
-    return toEpisode(parseJsonlRecord(buf.toString('utf8').replace(/\r?\n$/, ''), this.path, line), this.step, i, { file: this.path, line });
+    return toEpisode(parseJsonlRecord(buf.toString('utf8').replace(/\r?\n$/, ''), this.path, line), this.step, i, {
+      file: this.path,
+      line,
+    });
   }
 
   async *stream(signal?: AbortSignal): AsyncGenerator<Episode | MalformedRecord> {
@@ -161,7 +178,12 @@ export class JsonlEpisodeFile implements EpisodeFile {
       lineNo++;
       if (!l.text.trim()) continue;
       try {
-        if (!l.complete) throw new MalformedRecordError({ file: this.path, line: lineNo, message: 'the last line has no newline (cut off, or still being written)' });
+        if (!l.complete)
+          throw new MalformedRecordError({
+            file: this.path,
+            line: lineNo,
+            message: 'the last line has no newline (cut off, or still being written)',
+          });
         yield toEpisode(parseJsonlRecord(l.text, this.path, lineNo), this.step, index++, { file: this.path, line: lineNo });
       } catch (err) {
         if (!(err instanceof MalformedRecordError)) throw err;
@@ -177,7 +199,11 @@ export class JsonlEpisodeFile implements EpisodeFile {
     // The raw line holds JSON-escaped text: match the escaped query, and parse only lines with \u escapes.
     const escaped = JSON.stringify(q).slice(1, -1);
     let row = 0;
-    for await (const l of readLines(this.host, this.path, { signal, chunkSize: 4 << 20, end: table.length ? table.end[table.length - 1] : 0 })) {
+    for await (const l of readLines(this.host, this.path, {
+      signal,
+      chunkSize: 4 << 20,
+      end: table.length ? table.end[table.length - 1] : 0,
+    })) {
       while (row < table.length && table.start[row]! < l.start) row++;
       if (row >= table.length) break;
       if (table.start[row] !== l.start) continue;
@@ -200,7 +226,11 @@ export class ParquetEpisodeFile implements EpisodeFile {
   private file: { buf: AsyncBuffer; meta: FileMetaData; mtimeMs: number } | undefined;
   private building: Promise<EpisodeTable> | undefined;
 
-  constructor(readonly host: Host, readonly path: string, readonly step: number) {}
+  constructor(
+    readonly host: Host,
+    readonly path: string,
+    readonly step: number,
+  ) {}
 
   partial(): EpisodeTable {
     return this.table;
@@ -288,7 +318,8 @@ export class ParquetEpisodeFile implements EpisodeFile {
     const hits = new Uint8Array(table.length);
     for (let i = 0; i < table.length; i++) {
       const r = rows[table.start[i]!];
-      if (r && `${JSON.stringify(r.prompt)}\n${JSON.stringify(r.completion)}`.toLowerCase().includes(JSON.stringify(q).slice(1, -1))) hits[i] = 1;
+      if (r && `${JSON.stringify(r.prompt)}\n${JSON.stringify(r.completion)}`.toLowerCase().includes(JSON.stringify(q).slice(1, -1)))
+        hits[i] = 1;
     }
     return hits;
   }

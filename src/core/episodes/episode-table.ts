@@ -11,7 +11,11 @@ export const FLAG_NO_EOS = 4;
 
 const END_TOKENS = ['<|im_end|>', '<|eot_id|>', '<|endoftext|>', '<|end_of_text|>', '</s>', '<|eom_id|>'];
 const SPECIAL = /<\|[a-z_]+\|>|<\/s>/;
-const PAIRS = [['<think>', '</think>'], ['<answer>', '</answer>'], ['<tool_call>', '</tool_call>']] as const;
+const PAIRS = [
+  ['<think>', '</think>'],
+  ['<answer>', '</answer>'],
+  ['<tool_call>', '</tool_call>'],
+] as const;
 
 function count(s: string, sub: string): number {
   let n = 0;

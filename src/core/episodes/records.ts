@@ -117,7 +117,10 @@ export function messagesRecord(obj: Obj): EpisodeRecord {
   return {
     step: stepOf(step),
     prompt: JSON.stringify(promptMsgs),
-    response: responseMsgs.filter((m) => isObj(m) && m.role === 'assistant').map((m) => contentText((m as Obj).content)).join('\n'),
+    response: responseMsgs
+      .filter((m) => isObj(m) && m.role === 'assistant')
+      .map((m) => contentText((m as Obj).content))
+      .join('\n'),
     score: num(score) ?? rewardNum,
     groundTruth: ground_truth ?? gts ?? rm?.ground_truth,
     dataSource: typeof data_source === 'string' ? data_source : undefined,
@@ -132,11 +135,15 @@ const TRL_COLUMNS = new Set(['step', 'prompt', 'completion', 'advantage']);
 export function trlRecord(row: Obj): EpisodeRecord {
   const rewards: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) if (!TRL_COLUMNS.has(k)) rewards[k] = typeof v === 'bigint' ? Number(v) : v;
-  const values = Object.values(rewards).map(num).filter((v): v is number => v !== null);
+  const values = Object.values(rewards)
+    .map(num)
+    .filter((v): v is number => v !== null);
   const prompt = row.prompt;
   const completion = row.completion;
   const promptText = Array.isArray(prompt) ? JSON.stringify(prompt) : text(prompt);
-  const completionText = Array.isArray(completion) ? completion.map((m) => (isObj(m) ? contentText(m.content) : text(m))).join('\n') : text(completion);
+  const completionText = Array.isArray(completion)
+    ? completion.map((m) => (isObj(m) ? contentText(m.content) : text(m))).join('\n')
+    : text(completion);
   const step = typeof row.step === 'bigint' ? Number(row.step) : row.step;
   return {
     step: stepOf(step),
@@ -151,7 +158,10 @@ export function trlRecord(row: Obj): EpisodeRecord {
       const pre = Array.isArray(prompt) ? messageTurns(prompt) : [];
       const post = Array.isArray(completion) ? messageTurns(completion) : [];
       if (Array.isArray(prompt) || Array.isArray(completion)) {
-        return [...(Array.isArray(prompt) ? pre : splitTranscript(promptText, '').slice(0, -1)), ...(Array.isArray(completion) ? post : splitTranscript('', completionText))];
+        return [
+          ...(Array.isArray(prompt) ? pre : splitTranscript(promptText, '').slice(0, -1)),
+          ...(Array.isArray(completion) ? post : splitTranscript('', completionText)),
+        ];
       }
       return splitTranscript(promptText, completionText);
     },

@@ -75,7 +75,10 @@ interface EpisodeView extends StepRef {
 interface CompareView extends StepRef {
   index: number;
   prompt: string;
-  steps: { step: number; episodes: { index: number; score: number | null; advantage: number | null; response: string; flags: string[] }[] }[];
+  steps: {
+    step: number;
+    episodes: { index: number; score: number | null; advantage: number | null; response: string; flags: string[] }[];
+  }[];
   pendingSteps: number;
 }
 
@@ -149,7 +152,15 @@ export class ReplaySession {
   stepInfo(collection: string, f: EpisodeFile): StepInfo {
     const t = f.partial();
     const indexed = !this.indexing.has(f) && t.length > 0;
-    return { collection, step: f.step, file: f.path, indexed, episodes: t.length, malformed: f.malformed.slice(0, 50), ...(indexed ? { signals: this.signals(f) } : {}) };
+    return {
+      collection,
+      step: f.step,
+      file: f.path,
+      indexed,
+      episodes: t.length,
+      malformed: f.malformed.slice(0, 50),
+      ...(indexed ? { signals: this.signals(f) } : {}),
+    };
   }
 
   signals(f: EpisodeFile): StepSignals {
@@ -162,7 +173,10 @@ export class ReplaySession {
   }
 
   /** Indexes one step (progress while it runs); the list can page through what is indexed so far. */
-  async indexStep(ref: StepRef, opts: { signal?: AbortSignal; onProgress?: (episodes: number, bytes: number, total: number) => void } = {}): Promise<StepInfo> {
+  async indexStep(
+    ref: StepRef,
+    opts: { signal?: AbortSignal; onProgress?: (episodes: number, bytes: number, total: number) => void } = {},
+  ): Promise<StepInfo> {
     const f = this.file(ref);
     this.indexing.add(f);
     try {
@@ -206,9 +220,16 @@ export class ReplaySession {
         dataSources.push(t.str(d)!);
       }
     }
-    return { total: rows.length, all: t.length, offset: q.offset, rows: page, extraKeys: [...t.extras.keys()], dataSources: dataSources.sort(), indexing: this.indexing.has(f) };
+    return {
+      total: rows.length,
+      all: t.length,
+      offset: q.offset,
+      rows: page,
+      extraKeys: [...t.extras.keys()],
+      dataSources: dataSources.sort(),
+      indexing: this.indexing.has(f),
+    };
   }
-
 
   private async search(f: EpisodeFile, q: string, signal?: AbortSignal): Promise<Uint8Array> {
     const n = f.partial().length;
@@ -248,7 +269,10 @@ export class ReplaySession {
     let group: EpisodeView['group'] = null;
     if (index < t.length) {
       const stats = groupStats(t, t.group[index]!);
-      group = { ...stats, members: stats.members.map((j) => ({ index: j, score: nullable(t.score[j]!), advantage: nullable(t.advantageOf(j)) })) };
+      group = {
+        ...stats,
+        members: stats.members.map((j) => ({ index: j, score: nullable(t.score[j]!), advantage: nullable(t.advantageOf(j)) })),
+      };
     }
     const loc = ep.location;
     return {
@@ -261,7 +285,7 @@ export class ReplaySession {
       extra,
       raw: { prompt: capText(ep.raw.prompt), response: capText(ep.raw.response) },
       location: `${f.host.name}:${recordPlace(loc.file, loc)}`,
-      advantage: index < t.length ? nullable(t.advantageOf(index)) : ep.advantage ?? null,
+      advantage: index < t.length ? nullable(t.advantageOf(index)) : (ep.advantage ?? null),
       flags: index < t.length ? flagNames(t, index, this.signals(f)) : [],
       group,
     };
@@ -291,7 +315,13 @@ export class ReplaySession {
       for (const i of idx) {
         const e = await file.read(i);
         const last = [...e.turns].reverse().find((x) => x.role === 'assistant');
-        episodes.push({ index: i, score: e.score, advantage: nullable(ft.advantageOf(i)), response: capText(last?.content ?? e.raw.response, 8000), flags: flagNames(ft, i, sig) });
+        episodes.push({
+          index: i,
+          score: e.score,
+          advantage: nullable(ft.advantageOf(i)),
+          response: capText(last?.content ?? e.raw.response, 8000),
+          flags: flagNames(ft, i, sig),
+        });
       }
       steps.push({ step: file.step, episodes });
       if (steps.length >= maxSteps) break;
@@ -303,7 +333,8 @@ export class ReplaySession {
   /** Samples for the reward playground: one episode, or the last query's rows (at most `max`). */
   async playgroundSamples(ref: StepRef, index: number | undefined, max = 500): Promise<PlaygroundSample[]> {
     const f = this.file(ref);
-    if (index === undefined && this.lastQuery?.file !== f) throw new Error(`step ${ref.step} of ${ref.collection} has no filtered list yet`);
+    if (index === undefined && this.lastQuery?.file !== f)
+      throw new Error(`step ${ref.step} of ${ref.collection} has no filtered list yet`);
     const rows = index !== undefined ? [index] : [...this.lastQuery!.rows.subarray(0, max)];
     const out: PlaygroundSample[] = [];
     for (const i of rows) {
@@ -312,7 +343,13 @@ export class ReplaySession {
         data_source: e.dataSource ?? 'unknown',
         solution_str: e.raw.response,
         ground_truth: typeof e.groundTruth === 'string' ? e.groundTruth : JSON.stringify(e.groundTruth ?? null),
-        extra_info: { step: e.step, index: e.index, score: e.score, file: e.location.file, ...(e.location.line !== undefined ? { line: e.location.line } : { row: e.location.row }) },
+        extra_info: {
+          step: e.step,
+          index: e.index,
+          score: e.score,
+          file: e.location.file,
+          ...(e.location.line !== undefined ? { line: e.location.line } : { row: e.location.row }),
+        },
       });
     }
     return out;

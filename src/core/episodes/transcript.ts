@@ -70,7 +70,13 @@ function splitMarked(text: string, start: string, headerEnd: string, end: string
     const role = (h === -1 ? seg : seg.slice(0, h)).trim() || 'unknown';
     let body = h === -1 ? '' : seg.slice(h + headerEnd.length);
     const e = body.indexOf(end);
-    const after = e === -1 ? '' : body.slice(e + end.length).replace(SPECIALS, '').trim();
+    const after =
+      e === -1
+        ? ''
+        : body
+            .slice(e + end.length)
+            .replace(SPECIALS, '')
+            .trim();
     if (e !== -1) body = body.slice(0, e);
     // The generation prompt (an empty assistant header at the very end) is not a turn.
     if (body.trim() || e !== -1) turns.push(turn(role, body.replace(/^\n+/, '').trimEnd()));
@@ -106,7 +112,12 @@ function splitMistral(text: string): Turn[] {
  * Which role may speak after which in a chat: a system message opens, user and assistant alternate, tool answers follow
  * the assistant's calls (Qwen's template sends them as `user` turns holding `<tool_response>`).
  */
-const NEXT: Record<string, readonly string[]> = { system: ['user'], user: ['assistant'], assistant: ['user', 'tool'], tool: ['assistant', 'tool'] };
+const NEXT: Record<string, readonly string[]> = {
+  system: ['user'],
+  user: ['assistant'],
+  assistant: ['user', 'tool'],
+  tool: ['assistant', 'tool'],
+};
 
 /** A prompt ending with the generation prompt, special tokens removed: `...\nassistant\n` (Qwen3 may add an empty think block). */
 const GENERATION_HEADER = /(^|\n)assistant\n((?:<think>\s*<\/think>\s*)?)$/;
@@ -142,7 +153,13 @@ function roleLines(lines: string[], first: string, ends: readonly string[]): num
 function turnsAt(lines: string[], at: number[], first: string, firstRoleWritten: boolean): Turn[] {
   return at.map((line, k) => {
     const from = k === 0 && !firstRoleWritten ? 0 : line + 1;
-    return turn(k === 0 ? first : lines[line]!, lines.slice(from, at[k + 1] ?? lines.length).join('\n').trim());
+    return turn(
+      k === 0 ? first : lines[line]!,
+      lines
+        .slice(from, at[k + 1] ?? lines.length)
+        .join('\n')
+        .trim(),
+    );
   });
 }
 

@@ -2,8 +2,17 @@ import type { z } from 'zod';
 
 /** zod's type names as a person says them. */
 const TYPE_WORDS: Record<string, string> = {
-  string: 'text', number: 'a number', int: 'a whole number', bigint: 'a whole number', boolean: 'true or false',
-  object: 'a mapping of fields', record: 'a mapping of fields', array: 'a list', tuple: 'a list', null: 'null', date: 'a date',
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  bigint: 'a whole number',
+  boolean: 'true or false',
+  object: 'a mapping of fields',
+  record: 'a mapping of fields',
+  array: 'a list',
+  tuple: 'a list',
+  null: 'null',
+  date: 'a date',
 };
 
 function typeWord(t: string): string {
@@ -34,12 +43,17 @@ export const plainZodError: z.core.$ZodErrorMap = (issue) => {
       if (issue.input === undefined || issue.expected === 'nonoptional') return 'missing';
       return `must be ${typeWord(issue.expected)} (got ${got(issue.input)})`;
     case 'invalid_value':
-      return issue.values.length === 1 ? `must be ${JSON.stringify(issue.values[0])} (got ${got(issue.input)})` : `must be one of ${list(issue.values)} (got ${got(issue.input)})`;
+      return issue.values.length === 1
+        ? `must be ${JSON.stringify(issue.values[0])} (got ${got(issue.input)})`
+        : `must be one of ${list(issue.values)} (got ${got(issue.input)})`;
     case 'invalid_union': {
       if (issue.input === undefined) return 'missing';
       // Every form wanted a different type: name them ("must be text or a number").
-      const types = issue.errors.map((e) => (e.length === 1 && e[0]!.code === 'invalid_type' && e[0]!.path.length === 0 ? typeWord(e[0]!.expected) : undefined));
-      if (types.length && types.every((t) => t !== undefined)) return `must be ${[...new Set(types)].join(' or ')} (got ${got(issue.input)})`;
+      const types = issue.errors.map((e) =>
+        e.length === 1 && e[0]!.code === 'invalid_type' && e[0]!.path.length === 0 ? typeWord(e[0]!.expected) : undefined,
+      );
+      if (types.length && types.every((t) => t !== undefined))
+        return `must be ${[...new Set(types)].join(' or ')} (got ${got(issue.input)})`;
       return `is not any of the accepted forms (got ${got(issue.input)})`;
     }
     case 'too_small': {

@@ -83,16 +83,24 @@ export function readLineBytes(host: Host, path: string, opts: ReadLinesOptions =
  * buffer is reused for a later range once the reader moves past it, so what the reader keeps longer (the unfinished
  * line at a chunk's end) is copied.
  */
-async function* lines<T extends object>(host: Host, path: string, opts: ReadLinesOptions, makeLine: (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean) => T): AsyncGenerator<T> {
+async function* lines<T extends object>(
+  host: Host,
+  path: string,
+  opts: ReadLinesOptions,
+  makeLine: (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean) => T,
+): AsyncGenerator<T> {
   // A UTF-8 byte order mark (Windows editors, Excel's "CSV UTF-8") is no part of the first line's text: with it the first
   // row of a JSONL file would not parse.
   const make = (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean): T =>
-    start === 0 && to - from >= 3 && buf[from] === 0xef && buf[from + 1] === 0xbb && buf[from + 2] === 0xbf ? makeLine(buf, from + 3, to, start, end, complete) : makeLine(buf, from, to, start, end, complete);
+    start === 0 && to - from >= 3 && buf[from] === 0xef && buf[from + 1] === 0xbb && buf[from + 2] === 0xbf
+      ? makeLine(buf, from + 3, to, start, end, complete)
+      : makeLine(buf, from, to, start, end, complete);
   const chunkSize = opts.chunkSize ?? 1 << 20;
   const readAhead = opts.readAhead ?? 0;
   const stop = opts.end ?? Infinity;
   const maxLine = opts.maxLineBytes ?? Infinity;
-  const skipped = (start: number, end: number, complete: boolean): T => Object.assign(makeLine(EMPTY, 0, 0, start, end, complete), { tooLong: true as const });
+  const skipped = (start: number, end: number, complete: boolean): T =>
+    Object.assign(makeLine(EMPTY, 0, 0, start, end, complete), { tooLong: true as const });
   const needles = opts.matching?.map((s) => Buffer.from(s));
   const matches = (b: Buffer) => !needles || needles.some((n) => b.includes(n));
   /** Chunk buffers free to read into; a read that is under way holds its own. */
@@ -191,7 +199,9 @@ async function* lines<T extends object>(host: Host, path: string, opts: ReadLine
         for (let nl = chunk.indexOf(NL, lineStart); nl !== -1; nl = chunk.indexOf(NL, lineStart)) {
           if (base + lineStart >= stop) return;
           const to = nl > lineStart && chunk[nl - 1] === CR ? nl - 1 : nl;
-          yield nl - lineStart > maxLine ? skipped(base + lineStart, base + nl + 1, true) : make(chunk, lineStart, to, base + lineStart, base + nl + 1, true);
+          yield nl - lineStart > maxLine
+            ? skipped(base + lineStart, base + nl + 1, true)
+            : make(chunk, lineStart, to, base + lineStart, base + nl + 1, true);
           lineStart = nl + 1;
         }
       }

@@ -20,7 +20,9 @@ export class JudgeCache {
   constructor(readonly dir: string) {}
 
   private file(key: JudgeCacheKey): string {
-    const hash = createHash('sha256').update(JSON.stringify([key.url.replace(/\/+$/, ''), key.model, key.messages, key.temperature, key.seed ?? null, key.maxTokens])).digest('hex');
+    const hash = createHash('sha256')
+      .update(JSON.stringify([key.url.replace(/\/+$/, ''), key.model, key.messages, key.temperature, key.seed ?? null, key.maxTokens]))
+      .digest('hex');
     return join(this.dir, hash.slice(0, 2), `${hash}.json`);
   }
 

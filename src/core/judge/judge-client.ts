@@ -54,7 +54,11 @@ const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 500, maxDelayMs: 
 
 /** Whether a failed request is worth another try, and how long the server asked us to wait. */
 function retryable(err: unknown): { retry: boolean; afterMs?: number } {
-  if (err instanceof JudgeAnswerTooLargeError || (err instanceof OpenAI.APIConnectionError && err.cause instanceof JudgeAnswerTooLargeError)) return { retry: false };
+  if (
+    err instanceof JudgeAnswerTooLargeError ||
+    (err instanceof OpenAI.APIConnectionError && err.cause instanceof JudgeAnswerTooLargeError)
+  )
+    return { retry: false };
   if (err instanceof OpenAI.APIUserAbortError) return { retry: false };
   if (err instanceof OpenAI.APIConnectionError) return { retry: true }; // dropped connection, refused, timeout
   if (err instanceof OpenAI.APIError) {
@@ -79,7 +83,8 @@ function retryAfterMs(headers: Headers | undefined): number | undefined {
 function describe(err: unknown): string {
   if (err instanceof OpenAI.APIConnectionError && err.cause instanceof JudgeAnswerTooLargeError) return err.cause.message;
   if (err instanceof OpenAI.APIConnectionTimeoutError) return 'timed out';
-  if (err instanceof OpenAI.APIConnectionError) return `connection failed (${err.cause instanceof Error ? err.cause.message : err.message})`;
+  if (err instanceof OpenAI.APIConnectionError)
+    return `connection failed (${err.cause instanceof Error ? err.cause.message : err.message})`;
   if (err instanceof OpenAI.APIError) {
     const hint = err.status === 401 ? ' (set the judge API key: "MedRL: Set Judge API Key", or MEDRL_JUDGE_API_KEY for the CLI)' : '';
     return `${err.message}${hint}`;
@@ -91,9 +96,11 @@ function describe(err: unknown): string {
 /** A judge answer over the size limit, refused while it streams in. */
 class JudgeAnswerTooLargeError extends Error {
   constructor(limit: number, declared?: number) {
-    super(declared === undefined
-      ? `the judge's answer passed the ${mib(limit)} limit while streaming; refused, the rest unread`
-      : `the judge's answer is ${mib(declared)} (Content-Length), over the ${mib(limit)} limit; refused unread`);
+    super(
+      declared === undefined
+        ? `the judge's answer passed the ${mib(limit)} limit while streaming; refused, the rest unread`
+        : `the judge's answer is ${mib(declared)} (Content-Length), over the ${mib(limit)} limit; refused unread`,
+    );
     this.name = 'JudgeAnswerTooLargeError';
   }
 }
@@ -116,13 +123,15 @@ function sizeLimitedFetch(maxBytes: number): typeof fetch {
     }
     if (!res.body) return res;
     let seen = 0;
-    const body = res.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, out) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) out.error(new JudgeAnswerTooLargeError(maxBytes));
-        else out.enqueue(chunk);
-      },
-    }));
+    const body = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, out) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) out.error(new JudgeAnswerTooLargeError(maxBytes));
+          else out.enqueue(chunk);
+        },
+      }),
+    );
     return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
 }
@@ -134,7 +143,14 @@ function seconds(ms: number): string {
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -153,13 +169,20 @@ export class JudgeClient {
   readonly timeoutMs: number;
   readonly maxRetryAfterMs: number;
 
-  constructor(readonly endpoint: JudgeEndpoint, private readonly cache?: JudgeCache, private readonly retry: RetryPolicy = DEFAULT_RETRY) {
+  constructor(
+    readonly endpoint: JudgeEndpoint,
+    private readonly cache?: JudgeCache,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+  ) {
     this.timeoutMs = endpoint.timeoutMs ?? JUDGE_LIMITS.timeoutMs;
     this.maxRetryAfterMs = endpoint.maxRetryAfterMs ?? JUDGE_LIMITS.maxRetryAfterMs;
     // The SDK's `timeout` ends when the headers arrive (openai 6.49 client.js fetchWithTimeout clears it then); the
     // per-attempt signal in chat() bounds the body too. Retries are ours (Retry-After cap, batch deadline).
     this.client = new OpenAI({
-      apiKey: endpoint.apiKey || 'EMPTY', baseURL: endpoint.url, maxRetries: 0, timeout: this.timeoutMs,
+      apiKey: endpoint.apiKey || 'EMPTY',
+      baseURL: endpoint.url,
+      maxRetries: 0,
+      timeout: this.timeoutMs,
       fetch: sizeLimitedFetch(endpoint.maxResponseBytes ?? JUDGE_LIMITS.maxResponseBytes),
     });
     this.limit = new ConcurrencyLimit(endpoint.maxConcurrency ?? 16);
@@ -174,7 +197,14 @@ export class JudgeClient {
   }
 
   async chat(messages: ChatMessage[], opts: JudgeCallOptions = {}): Promise<JudgeCall> {
-    const key: JudgeCacheKey = { url: this.endpoint.url, model: this.endpoint.model, messages, temperature: this.temperature, seed: this.seed, maxTokens: this.maxTokens };
+    const key: JudgeCacheKey = {
+      url: this.endpoint.url,
+      model: this.endpoint.model,
+      messages,
+      temperature: this.temperature,
+      seed: this.seed,
+      maxTokens: this.maxTokens,
+    };
     if (this.cache && !opts.bypassCache) {
       const hit = await this.cache.get(key);
       if (hit !== undefined) return { raw: hit, error: null, latencyMs: 0, attempts: 0, cached: true };
@@ -196,7 +226,13 @@ export class JudgeClient {
         let err: unknown;
         try {
           const res = await this.client.chat.completions.create(
-            { model: this.endpoint.model, messages: messages.map((m) => ({ role: m.role as 'user', content: m.content })), temperature: this.temperature, max_tokens: this.maxTokens, ...(this.seed === undefined ? {} : { seed: this.seed }) },
+            {
+              model: this.endpoint.model,
+              messages: messages.map((m) => ({ role: m.role as 'user', content: m.content })),
+              temperature: this.temperature,
+              max_tokens: this.maxTokens,
+              ...(this.seed === undefined ? {} : { seed: this.seed }),
+            },
             { signal },
           );
           const raw = res.choices?.[0]?.message?.content;
@@ -214,11 +250,14 @@ export class JudgeClient {
         const { retry, afterMs } = timer.aborted ? { retry: true, afterMs: undefined } : retryable(err);
         if (!retry || attempts >= this.retry.attempts) return failed(`${describe(err)}${after}`);
         if (afterMs !== undefined && afterMs > this.maxRetryAfterMs) {
-          return failed(`${describe(err)}; the judge asked to retry after ${seconds(afterMs)} (Retry-After), longer than the ${seconds(this.maxRetryAfterMs)} MedRL waits: not retried${after}`);
+          return failed(
+            `${describe(err)}; the judge asked to retry after ${seconds(afterMs)} (Retry-After), longer than the ${seconds(this.maxRetryAfterMs)} MedRL waits: not retried${after}`,
+          );
         }
         const backoff = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempts - 1)) * (0.75 + Math.random() * 0.5);
         const wait = afterMs ?? backoff;
-        if (deadline && Date.now() + wait >= deadline.at) return failed(`${describe(err)}; not retried: ${deadline.label} comes first${after}`);
+        if (deadline && Date.now() + wait >= deadline.at)
+          return failed(`${describe(err)}; not retried: ${deadline.label} comes first${after}`);
         await sleep(wait, opts.signal);
       }
     });

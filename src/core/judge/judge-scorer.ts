@@ -38,26 +38,45 @@ interface JudgeBatchOptions extends JudgeCallOptions {
 export async function judgeSamples(judge: JudgeScorer, samples: RewardSample[], batch: JudgeBatchOptions = {}): Promise<ScoreResult[]> {
   const opts: JudgeBatchOptions = batch.deadlineMs === undefined ? batch : { ...batch, deadline: batchDeadline(batch.deadlineMs) };
   const out: ScoreResult[] = new Array(samples.length);
-  await Promise.all(samples.map(async (sample, index) => {
-    let r: ScoreResult;
-    let prompt: string;
-    try {
-      prompt = renderTemplate(judge.template, sampleVariables(sample));
-    } catch (err) {
-      r = { index, score: null, detail: null, error: errorMessage(err), latencyMs: 0 };
+  await Promise.all(
+    samples.map(async (sample, index) => {
+      let r: ScoreResult;
+      let prompt: string;
+      try {
+        prompt = renderTemplate(judge.template, sampleVariables(sample));
+      } catch (err) {
+        r = { index, score: null, detail: null, error: errorMessage(err), latencyMs: 0 };
+        out[index] = r;
+        opts.onResult?.(r);
+        return;
+      }
+      const call = await judge.client.chat([{ role: 'user', content: prompt }], opts);
+      if (call.raw === null) {
+        r = {
+          index,
+          score: null,
+          detail: null,
+          error: call.error,
+          latencyMs: call.latencyMs,
+          attempts: call.attempts,
+          cached: call.cached,
+        };
+      } else {
+        const parsed = parseScore(call.raw, judge.parser);
+        r = {
+          index,
+          score: parsed.score,
+          detail: parsed.detail,
+          error: parsed.error,
+          raw: call.raw,
+          latencyMs: call.latencyMs,
+          attempts: call.attempts,
+          cached: call.cached,
+        };
+      }
       out[index] = r;
       opts.onResult?.(r);
-      return;
-    }
-    const call = await judge.client.chat([{ role: 'user', content: prompt }], opts);
-    if (call.raw === null) {
-      r = { index, score: null, detail: null, error: call.error, latencyMs: call.latencyMs, attempts: call.attempts, cached: call.cached };
-    } else {
-      const parsed = parseScore(call.raw, judge.parser);
-      r = { index, score: parsed.score, detail: parsed.detail, error: parsed.error, raw: call.raw, latencyMs: call.latencyMs, attempts: call.attempts, cached: call.cached };
-    }
-    out[index] = r;
-    opts.onResult?.(r);
-  }));
+    }),
+  );
   return out;
 }

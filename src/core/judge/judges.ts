@@ -38,7 +38,11 @@ export interface OpenedJudge {
  * A judge from medrl.yaml, ready to call: a judge on a remote host is reached through its host's SSH connection
  * (a forwarded port); the key comes from the caller (SecretStorage in VS Code, MEDRL_JUDGE_API_KEY in the CLI).
  */
-export async function openJudge(name: string, judge: JudgeConfig, opts: { pool?: HostPool; apiKey?: string; cacheDir?: string }): Promise<OpenedJudge> {
+export async function openJudge(
+  name: string,
+  judge: JudgeConfig,
+  opts: { pool?: HostPool; apiKey?: string; cacheDir?: string },
+): Promise<OpenedJudge> {
   let url = judge.url;
   let forward: PortForward | undefined;
   if (judge.host && opts.pool) {
@@ -53,16 +57,32 @@ export async function openJudge(name: string, judge: JudgeConfig, opts: { pool?:
     }
   }
   const client = new JudgeClient(
-    { name, url, model: judge.model, apiKey: opts.apiKey, temperature: judge.temperature, seed: judge.seed, maxTokens: judge.maxTokens, maxConcurrency: judge.maxConcurrency, timeoutMs: judge.timeoutSeconds === undefined ? undefined : judge.timeoutSeconds * 1000 },
+    {
+      name,
+      url,
+      model: judge.model,
+      apiKey: opts.apiKey,
+      temperature: judge.temperature,
+      seed: judge.seed,
+      maxTokens: judge.maxTokens,
+      maxConcurrency: judge.maxConcurrency,
+      timeoutMs: judge.timeoutSeconds === undefined ? undefined : judge.timeoutSeconds * 1000,
+    },
     opts.cacheDir ? new JudgeCache(opts.cacheDir) : undefined,
   );
   return {
     name,
-    scorer: { client, template: judge.prompt ?? DEFAULT_JUDGE_PROMPT, parser: judge.parse ? parseScoreSpec(judge.parse) : DEFAULT_JUDGE_PARSER },
+    scorer: {
+      client,
+      template: judge.prompt ?? DEFAULT_JUDGE_PROMPT,
+      parser: judge.parse ? parseScoreSpec(judge.parse) : DEFAULT_JUDGE_PARSER,
+    },
     hostUrl: judge.url,
     host: judge.host,
     apiKey: opts.apiKey,
-    close: async () => { await forward?.close(); },
+    close: async () => {
+      await forward?.close();
+    },
   };
 }
 
@@ -72,5 +92,9 @@ export async function openJudge(name: string, judge: JudgeConfig, opts: { pool?:
  */
 export function judgeEnv(judge: OpenedJudge, worker: { name: string; kind: 'local' | 'ssh' }): Record<string, string> {
   const url = worker.kind === 'local' && judge.host !== worker.name ? judge.scorer.client.endpoint.url : judge.hostUrl;
-  return { [JUDGE_ENV.url]: url, [JUDGE_ENV.model]: judge.scorer.client.endpoint.model, ...(judge.apiKey ? { [JUDGE_ENV.apiKey]: judge.apiKey } : {}) };
+  return {
+    [JUDGE_ENV.url]: url,
+    [JUDGE_ENV.model]: judge.scorer.client.endpoint.model,
+    ...(judge.apiKey ? { [JUDGE_ENV.apiKey]: judge.apiKey } : {}),
+  };
 }

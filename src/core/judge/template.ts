@@ -32,7 +32,12 @@ export function renderTemplate(template: string, vars: Record<string, unknown>):
     if (match === '{{') return '{';
     if (match === '}}') return '}';
     const { found, value } = lookup(vars, name!);
-    if (!found) throw new Error(`the prompt template uses {${name}}, which this sample does not have (it has: ${Object.keys(vars).filter((k) => vars[k] !== undefined).join(', ')})`);
+    if (!found)
+      throw new Error(
+        `the prompt template uses {${name}}, which this sample does not have (it has: ${Object.keys(vars)
+          .filter((k) => vars[k] !== undefined)
+          .join(', ')})`,
+      );
     if (value === null || value === undefined) return '';
     return typeof value === 'string' ? value : JSON.stringify(value);
   });

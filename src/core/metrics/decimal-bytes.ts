@@ -13,7 +13,9 @@ const MIN_Q = -100;
 const MAX_Q = 100;
 
 /** Exact powers of ten as doubles (10^22 is the largest one that is exact). */
-const POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const POW10 = [
+  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
 const TWO_53 = 2 ** 53;
 const TWO_32 = 2 ** 32;
 
@@ -60,8 +62,14 @@ const INV_2_16 = 2 ** -16;
  * is a slow floating-point call).
  */
 function mul64(aHi: number, aLo: number, bHi: number, bLo: number): void {
-  const a3 = aHi >>> 16, a2 = aHi & 0xffff, a1 = aLo >>> 16, a0 = aLo & 0xffff;
-  const b3 = bHi >>> 16, b2 = bHi & 0xffff, b1 = bLo >>> 16, b0 = bLo & 0xffff;
+  const a3 = aHi >>> 16,
+    a2 = aHi & 0xffff,
+    a1 = aLo >>> 16,
+    a0 = aLo & 0xffff;
+  const b3 = bHi >>> 16,
+    b2 = bHi & 0xffff,
+    b1 = bLo >>> 16,
+    b0 = bLo & 0xffff;
   let s = a0 * b0;
   const r0 = s & 0xffff;
   s = (s - r0) * INV_2_16 + a0 * b1 + a1 * b0;

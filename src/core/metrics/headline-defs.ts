@@ -12,18 +12,33 @@ export const HEADLINES: HeadlineDef[] = [
   // TRL 1.10 keys: GRPO `reward` (trl/trainer/grpo_trainer.py `_metrics[mode]["reward"]`), experimental PPO
   // `objective/scores`; DPO `rewards/margins` and `rewards/accuracies` (dpo_trainer.py), SFT `loss` (transformers) and
   // `mean_token_accuracy` (sft_trainer.py). DPO's `rewards/chosen` alone says little: users read margins and accuracies.
-  { id: 'reward', title: 'Reward', keys: { verl: ['critic/score/mean', 'critic/rewards/mean'], trl: ['reward', 'objective/scores', 'objective/rlhf_reward'] } },
+  {
+    id: 'reward',
+    title: 'Reward',
+    keys: { verl: ['critic/score/mean', 'critic/rewards/mean'], trl: ['reward', 'objective/scores', 'objective/rlhf_reward'] },
+  },
   { id: 'margin', title: 'Reward margin', keys: { verl: [], trl: ['rewards/margins'] } },
   { id: 'accuracy', title: 'Accuracy', keys: { verl: [], trl: ['rewards/accuracies', 'mean_token_accuracy'] } },
   // verl's SFT trainer logs `train/loss`; verl's RL losses (actor/pg_loss) are not what a user watches.
   { id: 'loss', title: 'Loss', keys: { verl: ['train/loss'], trl: ['loss'] } },
-  { id: 'kl', title: 'KL', keys: { verl: ['actor/kl_loss', 'actor/ppo_kl', 'critic/kl'], trl: ['kl', 'objective/kl', 'policy/approxkl_avg'] } },
+  {
+    id: 'kl',
+    title: 'KL',
+    keys: { verl: ['actor/kl_loss', 'actor/ppo_kl', 'critic/kl'], trl: ['kl', 'objective/kl', 'policy/approxkl_avg'] },
+  },
   { id: 'entropy', title: 'Entropy', keys: { verl: ['actor/entropy', 'actor/entropy_loss'], trl: ['entropy', 'objective/entropy'] } },
-  { id: 'response_length', title: 'Response length', keys: { verl: ['response_length/mean'], trl: ['completions/mean_length', 'completion_length'] } },
+  {
+    id: 'response_length',
+    title: 'Response length',
+    keys: { verl: ['response_length/mean'], trl: ['completions/mean_length', 'completion_length'] },
+  },
   {
     id: 'validation',
     title: 'Validation score',
-    keys: { verl: [/^val-core\/.+\/(acc|reward|score)\/mean@\d+$/, /^val\/test_score\//, /^val-core\//], trl: ['eval_reward', /^eval_rewards\/.+\/mean$/, 'eval_loss'] },
+    keys: {
+      verl: [/^val-core\/.+\/(acc|reward|score)\/mean@\d+$/, /^val\/test_score\//, /^val-core\//],
+      trl: ['eval_reward', /^eval_rewards\/.+\/mean$/, 'eval_loss'],
+    },
   },
   { id: 'step_time', title: 'Step time (s)', keys: { verl: ['timing_s/step', 'timing/step', 'perf/time_per_step'], trl: ['step_time'] } },
   { id: 'throughput', title: 'Throughput', keys: { verl: ['perf/throughput'], trl: ['train_samples_per_second'] } },
@@ -40,7 +55,6 @@ export function headlineKey(def: HeadlineDef, names: readonly string[], framewor
   }
   return undefined;
 }
-
 
 /**
  * The headlines that say how a run is going, per algorithm, first the one shown beside a run or checkpoint: GRPO/PPO

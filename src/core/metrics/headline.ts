@@ -15,7 +15,11 @@ interface Headline {
 }
 
 /** Parses log text (e.g. the tail of a run's output.log; a first partial line is ignored) or takes parsed records. */
-function toSeries(input: string | StepRecord[] | MetricSeries): { series: MetricSeries; framework: Framework | undefined; trainingBar?: { n: number; total: number } } {
+function toSeries(input: string | StepRecord[] | MetricSeries): {
+  series: MetricSeries;
+  framework: Framework | undefined;
+  trainingBar?: { n: number; total: number };
+} {
   if (input instanceof MetricSeries) return { series: input, framework: undefined };
   if (typeof input !== 'string') {
     const series = new MetricSeries();
@@ -49,7 +53,12 @@ export function headline(input: string | StepRecord[] | MetricSeries, framework?
     const last = pts[pts.length - 1];
     if (last) metrics[def.id] = { key, value: last.value, step: last.step };
   }
-  return { lastStep: series.length ? series.steps[series.length - 1] : undefined, framework: fw, metrics, ...(trainingBar ? { trainingBar } : {}) };
+  return {
+    lastStep: series.length ? series.steps[series.length - 1] : undefined,
+    framework: fw,
+    metrics,
+    ...(trainingBar ? { trainingBar } : {}),
+  };
 }
 
 /** The last step logged, from the same inputs as `headline`. */

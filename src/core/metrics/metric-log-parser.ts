@@ -138,7 +138,10 @@ export class MetricLogParser {
     if (step === undefined || sep < 0 || line.text.slice(0, sep).includes('step:')) return undefined;
     const parsed = parseVerlConsoleLine(`step:${step}${line.text.slice(sep)}`);
     if (!parsed || Object.keys(parsed.metrics).length === 0) return undefined;
-    this.problem(line.start, `step ${step}: the rest of a step line torn by other output; its first value "${line.text.slice(0, Math.min(sep, 40))}" is lost, the others are kept`);
+    this.problem(
+      line.start,
+      `step ${step}: the rest of a step line torn by other output; its first value "${line.text.slice(0, Math.min(sep, 40))}" is lost, the others are kept`,
+    );
     return this.addStep(line.start, parsed, 'verl', undefined);
   }
 
@@ -229,7 +232,11 @@ export class MetricLogParser {
   }
 
   private badMetric(offset: number, step: number, part: string): void {
-    this.problem(offset, `step ${step}: unreadable metric "${part.length > 80 ? `${part.slice(0, 80)}…` : part}" (the rest of the line is kept)`, part.split(':')[0]);
+    this.problem(
+      offset,
+      `step ${step}: unreadable metric "${part.length > 80 ? `${part.slice(0, 80)}…` : part}" (the rest of the line is kept)`,
+      part.split(':')[0],
+    );
   }
 
   private problem(offset: number, message: string, field?: string): void {

@@ -8,7 +8,8 @@ import { z } from 'zod';
 export function parseMetricValue(raw: string): number | undefined {
   let s = raw.trim();
   const open = s.indexOf('(');
-  if (open > 0 && s.endsWith(')') && (s.startsWith('np.') || s.startsWith('numpy.') || s.startsWith('tensor'))) s = s.slice(open + 1, -1).trim();
+  if (open > 0 && s.endsWith(')') && (s.startsWith('np.') || s.startsWith('numpy.') || s.startsWith('tensor')))
+    s = s.slice(open + 1, -1).trim();
   if (s.length === 0) return undefined;
   const n = Number(s);
   if (!Number.isNaN(n)) return n;

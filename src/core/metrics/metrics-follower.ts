@@ -31,7 +31,11 @@ export class MetricsFollower {
   private stateProblems: Problem[] = [];
   private stateMissing = new MissingValues();
 
-  constructor(readonly host: Host, readonly path: string, series = new MetricSeries()) {
+  constructor(
+    readonly host: Host,
+    readonly path: string,
+    series = new MetricSeries(),
+  ) {
     this.parser = new MetricLogParser(series);
   }
 
@@ -63,12 +67,23 @@ export class MetricsFollower {
     const now = opts.live ? Date.now() : undefined;
     let steps = 0;
     // Scan from the last complete line; once the log shows its format, scan again from there for that format's marker only.
-    for (let rescan = true; rescan; ) {
+    for (let rescan = true; rescan;) {
       rescan = false;
       const markers = this.parser.markers();
-      for await (const line of readLineBytes(this.host, this.path, { start: this.offset, matching: markers, includePartial: opts.final, signal: opts.signal, chunkSize: CHUNK, readAhead: 2 })) {
+      for await (const line of readLineBytes(this.host, this.path, {
+        start: this.offset,
+        matching: markers,
+        includePartial: opts.final,
+        signal: opts.signal,
+        chunkSize: CHUNK,
+        readAhead: 2,
+      })) {
         if (line.complete) this.offset = line.end;
-        else this.parser.problems.push({ offset: line.start, message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short' });
+        else
+          this.parser.problems.push({
+            offset: line.start,
+            message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short',
+          });
         if (this.parser.feedBytes(line, now) !== undefined) steps++;
         if (line.complete && this.parser.markers().length < markers.length) {
           rescan = true;
@@ -106,11 +121,26 @@ export class MetricsFollower {
 
   /** The problems found so far, each with its line number (counted only now, and only when there are problems). */
   async problems(): Promise<Problem[]> {
-    const lines = await lineNumbersAt(this.host, this.path, this.parser.problems.map((p) => p.offset));
+    const lines = await lineNumbersAt(
+      this.host,
+      this.path,
+      this.parser.problems.map((p) => p.offset),
+    );
     const out: Problem[] = this.parser.problems.map((p: LineProblem, i) => ({
-      host: this.host.name, file: this.path, line: lines[i], severity: 'warning', message: p.message, ...(p.field ? { field: p.field } : {}),
+      host: this.host.name,
+      file: this.path,
+      line: lines[i],
+      severity: 'warning',
+      message: p.message,
+      ...(p.field ? { field: p.field } : {}),
     }));
-    if (this.parser.droppedProblems) out.push({ host: this.host.name, file: this.path, severity: 'warning', message: `${this.parser.droppedProblems} more problem(s) not listed` });
+    if (this.parser.droppedProblems)
+      out.push({
+        host: this.host.name,
+        file: this.path,
+        severity: 'warning',
+        message: `${this.parser.droppedProblems} more problem(s) not listed`,
+      });
     return [...this.stateProblems, ...out];
   }
 }

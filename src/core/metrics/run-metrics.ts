@@ -81,7 +81,11 @@ export class RunMetrics {
   private follower: MetricsFollower | undefined;
   framework: Framework | undefined;
 
-  constructor(readonly host: Host, readonly run: RunRef, opts: { trackChanges?: boolean } = {}) {
+  constructor(
+    readonly host: Host,
+    readonly run: RunRef,
+    opts: { trackChanges?: boolean } = {},
+  ) {
     this.series = new MetricSeries(opts);
     this.framework = run.framework;
   }
@@ -137,7 +141,11 @@ export interface MetricsSource {
 }
 
 /** A run folder (when `path` is a folder) or a single metrics file on a host. */
-export async function openMetricsSource(host: Host, path: string, opts: { framework?: Framework; trackChanges?: boolean } = {}): Promise<MetricsSource> {
+export async function openMetricsSource(
+  host: Host,
+  path: string,
+  opts: { framework?: Framework; trackChanges?: boolean } = {},
+): Promise<MetricsSource> {
   const st = await host.stat(path);
   if (st.kind === 'directory') return new RunMetrics(host, { host: host.name, dir: path, framework: opts.framework }, opts);
   return new MetricsFollower(host, path, new MetricSeries(opts));

@@ -39,7 +39,13 @@ export function parseTrainerState(text: string, file: string): { records: StepRe
       const n = typeof v === 'number' ? v : typeof v === 'string' ? parseMetricValue(v) : undefined;
       if (n !== undefined) metrics[k] = n;
       else if (v === null) missing.add(k, step);
-      else problems.push({ file, field: `${field}.${k}`, severity: 'warning', message: `not a number (${JSON.stringify(v).slice(0, 40)}); not plotted` });
+      else
+        problems.push({
+          file,
+          field: `${field}.${k}`,
+          severity: 'warning',
+          message: `not a number (${JSON.stringify(v).slice(0, 40)}); not plotted`,
+        });
     }
     records.push({ step, metrics });
   });

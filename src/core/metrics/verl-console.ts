@@ -121,7 +121,7 @@ export class StepLineScan<Slot = unknown> {
     if (this.stripped.length < to - from) this.stripped = new Uint8Array(Math.max(to - from, this.stripped.length * 2));
     const out = this.stripped;
     let n = 0;
-    for (let i = from; i < to; ) {
+    for (let i = from; i < to;) {
       if (b[i] === ESC) {
         const e = ansiEnd(b, i, to);
         if (e > 0) {
@@ -171,7 +171,7 @@ function isRayPrefix(b: Uint8Array, from: number, to: number, out: StepLineScan)
   let first = -1;
   let lastNonSpace = -1;
   let pid = 0;
-  for (let i = from; i < to; ) {
+  for (let i = from; i < to;) {
     const c = b[i]!;
     if (c === ESC) {
       const e = ansiEnd(b, i, to);

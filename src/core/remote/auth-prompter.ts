@@ -53,14 +53,20 @@ export class NonInteractivePrompter implements AuthPrompter {
   }
 
   async passphrase(q: { host: string; keyFile: string }): Promise<undefined> {
-    throw new Error(`${q.host}: ${q.keyFile} is encrypted and there is no terminal to ask for its passphrase: add it to ssh-agent (ssh-add ${q.keyFile})`);
+    throw new Error(
+      `${q.host}: ${q.keyFile} is encrypted and there is no terminal to ask for its passphrase: add it to ssh-agent (ssh-add ${q.keyFile})`,
+    );
   }
 
   async password(q: { host: string; user: string }): Promise<undefined> {
-    throw new Error(`${q.host}: the server asks ${q.user}'s password and there is no terminal to ask: set up key authentication (ssh-copy-id)`);
+    throw new Error(
+      `${q.host}: the server asks ${q.user}'s password and there is no terminal to ask: set up key authentication (ssh-copy-id)`,
+    );
   }
 
   async keyboardInteractive(q: KeyboardInteractiveQuestion): Promise<undefined> {
-    throw new Error(`${q.host}: the server asks ${q.prompts.map((p) => p.prompt.trim()).join(', ') || 'questions'} (keyboard-interactive) and there is no terminal to ask`);
+    throw new Error(
+      `${q.host}: the server asks ${q.prompts.map((p) => p.prompt.trim()).join(', ') || 'questions'} (keyboard-interactive) and there is no terminal to ask`,
+    );
   }
 }

@@ -20,7 +20,10 @@ export class BatchShell {
   private closed: Error | undefined;
   private readonly mark = `\x1emedrl-${randomBytes(8).toString('hex')}`;
 
-  constructor(private readonly channel: ClientChannel, private readonly killGroup: (pgid: number) => void) {
+  constructor(
+    private readonly channel: ClientChannel,
+    private readonly killGroup: (pgid: number) => void,
+  ) {
     channel.setEncoding('utf8');
     channel.stderr.setEncoding('utf8');
     channel.on('data', (d: string) => this.feed('out', d));
@@ -52,21 +55,26 @@ export class BatchShell {
     if (this.closed) throw this.closed;
     const m = this.mark;
     // `setsid` puts the command in a group of its own (its pid is the group id) that a timeout can kill whole.
-    this.channel.write(`if command -v setsid >/dev/null; then setsid sh -c ${shellQuote(command)} </dev/null & p=$!; else sh -c ${shellQuote(command)} </dev/null & p=$!; fi; printf '${m} pid %s\\n' "$p" >&2; wait "$p"; s=$?; printf '${m} exit %s\\n' "$s"; printf '${m} end\\n' >&2\n`);
+    this.channel.write(
+      `if command -v setsid >/dev/null; then setsid sh -c ${shellQuote(command)} </dev/null & p=$!; else sh -c ${shellQuote(command)} </dev/null & p=$!; fi; printf '${m} pid %s\\n' "$p" >&2; wait "$p"; s=$?; printf '${m} exit %s\\n' "$s"; printf '${m} end\\n' >&2\n`,
+    );
     let timedOut = false;
     let givenUp = false;
     let pid: number | undefined;
     let grace: NodeJS.Timeout | undefined;
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-      timedOut = true;
-      if (pid) this.killGroup(pid);
-      // A host that stopped answering never reports the end: the shell is closed (the next command opens another).
-      grace = setTimeout(() => {
-        givenUp = true;
-        this.close();
-        this.waiter?.();
-      }, BATCH_KILL_GRACE_MS);
-    }, timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            if (pid) this.killGroup(pid);
+            // A host that stopped answering never reports the end: the shell is closed (the next command opens another).
+            grace = setTimeout(() => {
+              givenUp = true;
+              this.close();
+              this.waiter?.();
+            }, BATCH_KILL_GRACE_MS);
+          }, timeoutMs);
     try {
       for (;;) {
         const pidMatch = pid === undefined ? new RegExp(`${m} pid (\\d+)\\n`).exec(this.err) : null;

@@ -5,7 +5,18 @@ import { hostPrelude } from './host-prelude';
 import { shellQuote } from './shell-quote';
 
 /** Python distributions the trainers need, by the name users know them (pip names). */
-const CHECKED_PACKAGES = ['torch', 'vllm', 'sglang', 'verl', 'trl', 'transformers', 'accelerate', 'deepspeed', 'flash-attn', 'ray'] as const;
+const CHECKED_PACKAGES = [
+  'torch',
+  'vllm',
+  'sglang',
+  'verl',
+  'trl',
+  'transformers',
+  'accelerate',
+  'deepspeed',
+  'flash-attn',
+  'ray',
+] as const;
 
 /**
  * Runs on the host with python3 and the standard library only: versions from importlib.metadata (nothing is imported, so
@@ -91,23 +102,36 @@ export function envWarnings(r: Pick<EnvReport, 'packages' | 'gpuCount' | 'python
   const vllm = p.vllm ? release(p.vllm) : undefined;
   const torch = p.torch ? release(p.torch) : undefined;
   if (vllm === '0.8.4' && p.verl) {
-    w.push("vLLM 0.8.4 breaks LoRA training with verl: vLLM's LoRALRUCache has no _LRUCache__update (AttributeError at the first rollout). Use vLLM 0.8.3 or 0.8.5+.");
+    w.push(
+      "vLLM 0.8.4 breaks LoRA training with verl: vLLM's LoRALRUCache has no _LRUCache__update (AttributeError at the first rollout). Use vLLM 0.8.3 or 0.8.5+.",
+    );
   }
   if (vllm && torch) {
     const pin = VLLM_TORCH_PINS[vllm];
-    if (pin && pin !== torch) w.push(`vLLM ${p.vllm} is built for torch ${pin}, but torch ${p.torch} is installed: vLLM's kernels will fail to load. Install torch==${pin} or the vLLM release built for torch ${torch}.`);
+    if (pin && pin !== torch)
+      w.push(
+        `vLLM ${p.vllm} is built for torch ${pin}, but torch ${p.torch} is installed: vLLM's kernels will fail to load. Install torch==${pin} or the vLLM release built for torch ${torch}.`,
+      );
   }
   if (p.vllm && !p.torch) w.push(`vLLM ${p.vllm} is installed without torch.`);
-  if ((p.vllm || p.sglang || p['flash-attn']) && r.gpuCount === 0) w.push('vLLM/SGLang/flash-attn are installed but nvidia-smi shows no GPU on this host.');
-  if (!p.verl && !p.trl) w.push('Neither verl nor trl is installed in this Python (add the environment to the host\'s setup: in medrl.yaml, e.g. `source ~/venv/bin/activate`).');
+  if ((p.vllm || p.sglang || p['flash-attn']) && r.gpuCount === 0)
+    w.push('vLLM/SGLang/flash-attn are installed but nvidia-smi shows no GPU on this host.');
+  if (!p.verl && !p.trl)
+    w.push(
+      "Neither verl nor trl is installed in this Python (add the environment to the host's setup: in medrl.yaml, e.g. `source ~/venv/bin/activate`).",
+    );
   return w;
 }
 
 /** Checks a host's training environment in one round trip (after the host's setup lines). */
 export async function checkEnvironment(host: Host, entry: Pick<ResolvedHost, 'setup' | 'env'>): Promise<EnvReport> {
-  const r = await host.exec(`${hostPrelude(entry)}\npython3 - ${shellQuote(JSON.stringify(CHECKED_PACKAGES))}`, { stdin: CHECK_SCRIPT, timeoutMs: 60_000 });
+  const r = await host.exec(`${hostPrelude(entry)}\npython3 - ${shellQuote(JSON.stringify(CHECKED_PACKAGES))}`, {
+    stdin: CHECK_SCRIPT,
+    timeoutMs: 60_000,
+  });
   if (r.code === 127) throw new Error(`${host.name}: python3 not found (after the host's setup lines): ${r.stderr.trim()}`);
-  if (r.code !== 0) throw new Error(`${host.name}: the environment check failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' ')}`);
+  if (r.code !== 0)
+    throw new Error(`${host.name}: the environment check failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' ')}`);
   const line = r.stdout.trim().split('\n').pop() ?? '';
   let data: unknown;
   try {

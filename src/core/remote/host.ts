@@ -112,7 +112,10 @@ export function rangeBuffer(len: number, into: Buffer | undefined): Buffer {
 }
 
 export class HostFileNotFoundError extends Error {
-  constructor(readonly host: string, readonly path: string) {
+  constructor(
+    readonly host: string,
+    readonly path: string,
+  ) {
     super(`${host}: no such file or folder: ${path}`);
     this.name = 'HostFileNotFoundError';
   }
@@ -122,9 +125,13 @@ export class HostFileNotFoundError extends Error {
 export async function execChecked(host: Host, script: string, opts?: ExecOptions): Promise<ExecResult> {
   const r = await host.exec(script, opts);
   if (r.code !== 0) {
-    const why = r.timedOut ? `timed out after ${opts?.timeoutMs} ms`
-      : r.signal ? `killed by ${r.signal}`
-      : r.code === null ? 'the server closed the command\'s channel without an exit status' : `exit code ${r.code}`;
+    const why = r.timedOut
+      ? `timed out after ${opts?.timeoutMs} ms`
+      : r.signal
+        ? `killed by ${r.signal}`
+        : r.code === null
+          ? "the server closed the command's channel without an exit status"
+          : `exit code ${r.code}`;
     throw new Error(`${host.name}: command failed (${why}): ${r.stderr.trim() || r.stdout.trim() || script}`);
   }
   return r;
@@ -141,10 +148,19 @@ export async function collectExec(proc: SpawnedProcess, opts: ExecOptions = {}):
   });
   proc.stdin.end(opts.stdin ?? '');
   let timedOut = false;
-  const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = true;
-    proc.kill('SIGKILL');
-  }, opts.timeoutMs);
+  const timer =
+    opts.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          proc.kill('SIGKILL');
+        }, opts.timeoutMs);
   const { code, signal } = await proc.exited.finally(() => clearTimeout(timer));
-  return { code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ...(timedOut ? { timedOut } : {}) };
+  return {
+    code,
+    signal,
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr: Buffer.concat(err).toString('utf8'),
+    ...(timedOut ? { timedOut } : {}),
+  };
 }

@@ -38,26 +38,34 @@ interface Entry {
 function parseFile(file: string): Entry[] {
   if (!existsSync(file)) return [];
   const out: Entry[] = [];
-  readFileSync(file, 'utf8').split(/\r?\n/).forEach((raw, i) => {
-    const text = raw.trim();
-    if (!text || text.startsWith('#')) return;
-    const words = text.split(/\s+/);
-    let marker: Entry['marker'];
-    if (words[0]?.startsWith('@')) {
-      const m = words.shift()!.slice(1);
-      // Unknown markers make OpenSSH ignore the line; so do we.
-      if (m !== 'cert-authority' && m !== 'revoked') return;
-      marker = m;
-    }
-    const [patterns, type, key] = words;
-    if (!patterns || !type || !key) return;
-    out.push({ file, line: i + 1, marker, patterns, type, blob: Buffer.from(key, 'base64') });
-  });
+  readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .forEach((raw, i) => {
+      const text = raw.trim();
+      if (!text || text.startsWith('#')) return;
+      const words = text.split(/\s+/);
+      let marker: Entry['marker'];
+      if (words[0]?.startsWith('@')) {
+        const m = words.shift()!.slice(1);
+        // Unknown markers make OpenSSH ignore the line; so do we.
+        if (m !== 'cert-authority' && m !== 'revoked') return;
+        marker = m;
+      }
+      const [patterns, type, key] = words;
+      if (!patterns || !type || !key) return;
+      out.push({ file, line: i + 1, marker, patterns, type, blob: Buffer.from(key, 'base64') });
+    });
   return out;
 }
 
 function globMatch(pattern: string, name: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 'i');
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    'i',
+  );
   return re.test(name);
 }
 
@@ -111,7 +119,14 @@ export function lookupHostKey(files: readonly string[], host: string, port: numb
 /** Key types known for a host, so the connection can ask the server for one of those first (as OpenSSH does). */
 export function knownHostKeyTypes(files: readonly string[], host: string, port: number): string[] {
   const name = knownHostsName(host, port);
-  return [...new Set(files.flatMap(parseFile).filter((e) => !e.marker && hostMatches(e.patterns, name)).map((e) => e.type))];
+  return [
+    ...new Set(
+      files
+        .flatMap(parseFile)
+        .filter((e) => !e.marker && hostMatches(e.patterns, name))
+        .map((e) => e.type),
+    ),
+  ];
 }
 
 /**
@@ -124,19 +139,28 @@ function appendKnownHost(file: string, host: string, port: number, key: HostKey,
   const sep = text && !text.endsWith('\n') ? '\n' : '';
   const name = knownHostsName(host, port);
   const hash = opts.hash || /^\|1\|/m.test(text);
-  appendFileSync(file, `${sep}${hash ? hashedName(name, randomBytes(20)) : name} ${key.type} ${key.blob.toString('base64')}\n`, { mode: 0o600 });
+  appendFileSync(file, `${sep}${hash ? hashedName(name, randomBytes(20)) : name} ${key.type} ${key.blob.toString('base64')}\n`, {
+    mode: 0o600,
+  });
 }
 
 /** A host key that does not match known_hosts; the message says what OpenSSH says, in plain words, and what to do. */
 export class HostKeyError extends Error {
-  constructor(message: string, readonly reason: 'changed' | 'revoked' | 'rejected') {
+  constructor(
+    message: string,
+    readonly reason: 'changed' | 'revoked' | 'rejected',
+  ) {
     super(message);
     this.name = 'HostKeyError';
   }
 }
 
 function keyName(type: string): string {
-  return type.replace(/^ssh-/, '').replace(/^ecdsa-sha2-.*/, 'ecdsa').replace(/^rsa-sha2-.*/, 'rsa').toUpperCase();
+  return type
+    .replace(/^ssh-/, '')
+    .replace(/^ecdsa-sha2-.*/, 'ecdsa')
+    .replace(/^rsa-sha2-.*/, 'rsa')
+    .toUpperCase();
 }
 
 /**
@@ -159,7 +183,10 @@ export async function verifyHostKey(opts: {
   const found = lookupHostKey(opts.files, host, port, key);
   if (found.status === 'known') return;
   if (found.status === 'revoked') {
-    throw new HostKeyError(`${name}: the ${keyName(key.type)} host key (${fp}) is marked @revoked in ${found.file}:${found.line}. Refusing to connect.`, 'revoked');
+    throw new HostKeyError(
+      `${name}: the ${keyName(key.type)} host key (${fp}) is marked @revoked in ${found.file}:${found.line}. Refusing to connect.`,
+      'revoked',
+    );
   }
   if (found.status === 'changed') {
     throw new HostKeyError(

@@ -3,7 +3,22 @@ import { homedir } from 'node:os';
 import { mkdir, open, readdir, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { LOCAL_HOST } from '../config/workspace-config';
-import { collectExec, HostFileNotFoundError, PRIVATE_DIR_MODE, privateFileMode, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
+import {
+  collectExec,
+  HostFileNotFoundError,
+  PRIVATE_DIR_MODE,
+  privateFileMode,
+  rangeBuffer,
+  type DirEntry,
+  type ExecOptions,
+  type ExecResult,
+  type FileStat,
+  type Host,
+  type HostStats,
+  type PortForward,
+  type ReadRange,
+  type SpawnedProcess,
+} from './host';
 
 function expand(path: string): string {
   if (path === '~') return homedir();

@@ -1,7 +1,17 @@
 import type { Problem } from '../errors/located-error';
 
 /** The `--query-gpu` fields MedRL Studio asks for, in this order. */
-const GPU_QUERY_FIELDS = ['index', 'uuid', 'name', 'memory.used', 'memory.total', 'utilization.gpu', 'temperature.gpu', 'power.draw', 'driver_version'] as const;
+const GPU_QUERY_FIELDS = [
+  'index',
+  'uuid',
+  'name',
+  'memory.used',
+  'memory.total',
+  'utilization.gpu',
+  'temperature.gpu',
+  'power.draw',
+  'driver_version',
+] as const;
 const APPS_QUERY_FIELDS = ['pid', 'process_name', 'used_memory', 'gpu_uuid'] as const;
 
 export const GPU_QUERY = `nvidia-smi --query-gpu=${GPU_QUERY_FIELDS.join(',')} --format=csv,noheader,nounits`;
@@ -43,7 +53,12 @@ function rows(text: string, width: number, what: string, source: string, problem
     const cells = raw.split(',').map((c) => c.trim());
     if (i === 0 && /^(index|pid)\b/.test(cells[0] ?? '')) return;
     if (cells.length !== width) {
-      problems.push({ file: source, line: i + 1, message: `${what}: expected ${width} comma-separated values, got ${cells.length}: ${raw.slice(0, 120)}`, severity: 'warning' });
+      problems.push({
+        file: source,
+        line: i + 1,
+        message: `${what}: expected ${width} comma-separated values, got ${cells.length}: ${raw.slice(0, 120)}`,
+        severity: 'warning',
+      });
       return;
     }
     out.push({ cells, line: i + 1 });
@@ -62,7 +77,17 @@ export function parseGpuQuery(text: string, source = 'nvidia-smi --query-gpu'): 
       problems.push({ file: source, line, message: `GPU line: no index, uuid or name: ${cells.join(', ')}`, severity: 'warning' });
       continue;
     }
-    gpus.push({ index: idx, uuid, name, memoryUsedMiB: num(used), memoryTotalMiB: num(total), utilizationPercent: num(util), temperatureC: num(temp), powerW: num(power), driverVersion: driver && !driver.startsWith('[') ? driver : undefined });
+    gpus.push({
+      index: idx,
+      uuid,
+      name,
+      memoryUsedMiB: num(used),
+      memoryTotalMiB: num(total),
+      utilizationPercent: num(util),
+      temperatureC: num(temp),
+      powerW: num(power),
+      driverVersion: driver && !driver.startsWith('[') ? driver : undefined,
+    });
   }
   return { gpus, problems };
 }

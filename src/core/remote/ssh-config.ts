@@ -73,8 +73,16 @@ function globFiles(pattern: string, base: string): string[] {
   if (!/[*?]/.test(name)) return existsSync(abs) ? [abs] : [];
   const dir = dirname(abs);
   if (!existsSync(dir)) return [];
-  const re = new RegExp(`^${name.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
-  return readdirSync(dir).filter((n) => re.test(n)).sort().map((n) => join(dir, n));
+  const re = new RegExp(
+    `^${name
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
+  return readdirSync(dir)
+    .filter((n) => re.test(n))
+    .sort()
+    .map((n) => join(dir, n));
 }
 
 function expandTilde(path: string, home: string): string {
@@ -113,14 +121,30 @@ function expandTokens(value: string, ep: { hostName: string; port: number; user:
   const localUser = process.env.USER ?? 'root';
   return expandTilde(
     value.replace(/%([%hprudn])/g, (_, t: string) =>
-      t === '%' ? '%' : t === 'h' ? ep.hostName : t === 'p' ? String(ep.port) : t === 'r' ? ep.user : t === 'u' ? localUser : t === 'd' ? paths.home : ep.alias,
+      t === '%'
+        ? '%'
+        : t === 'h'
+          ? ep.hostName
+          : t === 'p'
+            ? String(ep.port)
+            : t === 'r'
+              ? ep.user
+              : t === 'u'
+                ? localUser
+                : t === 'd'
+                  ? paths.home
+                  : ep.alias,
     ),
     paths.home,
   );
 }
 
 /** IdentityAgent: `none`, `SSH_AUTH_SOCK` (the default), `$VAR` (an environment variable) or a socket path. */
-function identityAgent(value: string | undefined, ep: { hostName: string; port: number; user: string; alias: string }, paths: SshPaths): string | undefined {
+function identityAgent(
+  value: string | undefined,
+  ep: { hostName: string; port: number; user: string; alias: string },
+  paths: SshPaths,
+): string | undefined {
   if (value === undefined || value === 'SSH_AUTH_SOCK') return undefined;
   if (value.toLowerCase() === 'none') return 'none';
   if (value.startsWith('$')) return process.env[value.slice(1)] || 'none';
@@ -134,11 +158,17 @@ function parseJumpSpec(spec: string): { user?: string; host: string; port?: numb
   return { user: m[1], host: m[2].replace(/^\[|\]$/g, ''), port: m[3] ? Number(m[3]) : undefined };
 }
 
-function resolveEndpoint(config: SSHConfig, alias: string, paths: SshPaths, override: { user?: string; port?: number } = {}): SshEndpoint & { proxyJump?: string; proxyCommand?: string } {
+function resolveEndpoint(
+  config: SSHConfig,
+  alias: string,
+  paths: SshPaths,
+  override: { user?: string; port?: number } = {},
+): SshEndpoint & { proxyJump?: string; proxyCommand?: string } {
   const c = config.compute(alias, { ignoreCase: true, matchExec: false });
   const hostName = (first(c.hostname) ?? alias).replace(/%h/g, alias);
   const port = override.port ?? Number(first(c.port) ?? 22);
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`${paths.sshConfigPath}: Port of "${alias}" is not a port number: ${first(c.port)}`);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535)
+    throw new Error(`${paths.sshConfigPath}: Port of "${alias}" is not a port number: ${first(c.port)}`);
   const user = override.user ?? first(c.user) ?? process.env.USER ?? 'root';
   const ep = { alias, hostName, port, user };
   const files = all(c.identityfile).map((f) => expandTokens(f, ep, paths));
@@ -150,10 +180,15 @@ function resolveEndpoint(config: SSHConfig, alias: string, paths: SshPaths, over
     identityFiles: files.length ? files : defaults.filter((f) => existsSync(f)),
     explicitIdentityFiles: files.length > 0,
     identityAgent: identityAgent(agent, ep, paths),
-    knownHostsFiles: all(c.userknownhostsfile).flatMap((v) => splitWords(v)).map((f) => expandTokens(f, ep, paths)),
-    globalKnownHostsFiles: c.globalknownhostsfile === undefined
-      ? (paths.globalKnownHostsPaths ?? GLOBAL_KNOWN_HOSTS)
-      : all(c.globalknownhostsfile).flatMap((v) => splitWords(v)).map((f) => expandTokens(f, ep, paths)),
+    knownHostsFiles: all(c.userknownhostsfile)
+      .flatMap((v) => splitWords(v))
+      .map((f) => expandTokens(f, ep, paths)),
+    globalKnownHostsFiles:
+      c.globalknownhostsfile === undefined
+        ? (paths.globalKnownHostsPaths ?? GLOBAL_KNOWN_HOSTS)
+        : all(c.globalknownhostsfile)
+            .flatMap((v) => splitWords(v))
+            .map((f) => expandTokens(f, ep, paths)),
     hashKnownHosts: first(c.hashknownhosts)?.toLowerCase() === 'yes',
     connectTimeoutMs: seconds(c.connecttimeout),
     serverAliveIntervalMs: seconds(c.serveraliveinterval),
@@ -171,7 +206,8 @@ export function resolveSshRoute(alias: string, paths: SshPaths): SshRoute {
   const config = loadSshConfig(paths);
   const seen = new Set<string>();
   const route = (name: string, override: { user?: string; port?: number }, depth: number): SshEndpoint[] => {
-    if (depth > 8 || seen.has(`${name}:${override.port ?? ''}`)) throw new Error(`${paths.sshConfigPath}: ProxyJump of "${alias}" loops or is deeper than 8 hops`);
+    if (depth > 8 || seen.has(`${name}:${override.port ?? ''}`))
+      throw new Error(`${paths.sshConfigPath}: ProxyJump of "${alias}" loops or is deeper than 8 hops`);
     seen.add(`${name}:${override.port ?? ''}`);
     const { proxyJump, proxyCommand, ...ep } = resolveEndpoint(config, name, paths, override);
     if (proxyCommand && proxyCommand.toLowerCase() !== 'none' && (!proxyJump || proxyJump.toLowerCase() === 'none')) {
@@ -182,7 +218,11 @@ export function resolveSshRoute(alias: string, paths: SshPaths): SshRoute {
     const [head, ...rest] = hops;
     const chain = route(head!.host, { user: head!.user, port: head!.port }, depth + 1);
     for (const hop of rest) {
-      const { proxyJump: _ignored, proxyCommand: _none, ...h } = resolveEndpoint(config, hop.host, paths, { user: hop.user, port: hop.port });
+      const {
+        proxyJump: _ignored,
+        proxyCommand: _none,
+        ...h
+      } = resolveEndpoint(config, hop.host, paths, { user: hop.user, port: hop.port });
       chain.push(h);
     }
     chain.push(ep);

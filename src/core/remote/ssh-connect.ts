@@ -45,13 +45,25 @@ type ConnectFailure = 'unreachable' | 'auth' | 'host-key';
 
 /** Why a connection could not be made, in words a user can act on. */
 export class SshConnectError extends Error {
-  constructor(message: string, readonly reason: ConnectFailure, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly reason: ConnectFailure,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'SshConnectError';
   }
 }
 
-const HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;
+const HOST_KEY_ALGORITHMS = [
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'rsa-sha2-512',
+  'rsa-sha2-256',
+  'ssh-rsa',
+] as const;
 type HostKeyAlgorithm = (typeof HOST_KEY_ALGORITHMS)[number];
 
 /** Host key algorithms, those known_hosts already holds for the host first (as OpenSSH orders them). */
@@ -75,17 +87,30 @@ function label(ep: SshEndpoint): string {
 
 function networkReason(err: NodeJS.ErrnoException, ep: SshEndpoint): string {
   switch (err.code) {
-    case 'ECONNREFUSED': return `connection refused by ${ep.hostName}:${ep.port} (no SSH server listening there?)`;
-    case 'ENOTFOUND': case 'EAI_AGAIN': return `host name "${ep.hostName}" not found (check HostName in ~/.ssh/config)`;
-    case 'EHOSTUNREACH': case 'ENETUNREACH': return `no route to ${ep.hostName} (network down or VPN needed?)`;
-    case 'ECONNRESET': return `connection reset by ${ep.hostName}:${ep.port}`;
-    case 'ETIMEDOUT': return `connection to ${ep.hostName}:${ep.port} timed out`;
-    default: return err.message;
+    case 'ECONNREFUSED':
+      return `connection refused by ${ep.hostName}:${ep.port} (no SSH server listening there?)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `host name "${ep.hostName}" not found (check HostName in ~/.ssh/config)`;
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `no route to ${ep.hostName} (network down or VPN needed?)`;
+    case 'ECONNRESET':
+      return `connection reset by ${ep.hostName}:${ep.port}`;
+    case 'ETIMEDOUT':
+      return `connection to ${ep.hostName}:${ep.port} timed out`;
+    default:
+      return err.message;
   }
 }
 
 /** The authentication steps for one endpoint, tried in OpenSSH's order: agent, key files, keyboard-interactive, password. */
-function authSteps(ep: SshEndpoint, ctx: SshContext, hostLabel: string, timing: { pause(): void; wait(stage: 'auth'): void }): { next(methodsLeft: AuthenticationType[]): Promise<AnyAuthMethod | false>; tried: string[] } {
+function authSteps(
+  ep: SshEndpoint,
+  ctx: SshContext,
+  hostLabel: string,
+  timing: { pause(): void; wait(stage: 'auth'): void },
+): { next(methodsLeft: AuthenticationType[]): Promise<AnyAuthMethod | false>; tried: string[] } {
   const tried: string[] = [];
   const username = ep.user;
   const agent = ep.identityAgent === 'none' ? undefined : (ep.identityAgent ?? ctx.agentSocket ?? process.env.SSH_AUTH_SOCK);
@@ -117,8 +142,17 @@ function authSteps(ep: SshEndpoint, ctx: SshContext, hostLabel: string, timing: 
           finish(values);
         };
         ctx.prompter
-          .keyboardInteractive({ host: hostLabel, user: username, name, instructions, prompts: prompts.map((p) => ({ prompt: p.prompt, echo: p.echo ?? false })) })
-          .then((a) => answer(a?.value ?? []), () => answer([]));
+          .keyboardInteractive({
+            host: hostLabel,
+            user: username,
+            name,
+            instructions,
+            prompts: prompts.map((p) => ({ prompt: p.prompt, echo: p.echo ?? false })),
+          })
+          .then(
+            (a) => answer(a?.value ?? []),
+            () => answer([]),
+          );
       },
     };
   });
@@ -212,9 +246,10 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
     // USERAUTH_SUCCESS (ssh2 1.17.0 lib/client.js startTimeout), which a slow passphrase would trip.
     const wait = (stage: 'connect' | 'auth') => {
       clearTimeout(timer);
-      const why = stage === 'connect'
-        ? `unreachable: no SSH answer within ${seconds(timeoutMs)} s (host down, firewall, or wrong HostName/Port?)`
-        : `no SSH answer within ${seconds(timeoutMs)} s during authentication as ${ep.user} (the server stopped answering after the key exchange)`;
+      const why =
+        stage === 'connect'
+          ? `unreachable: no SSH answer within ${seconds(timeoutMs)} s (host down, firewall, or wrong HostName/Port?)`
+          : `no SSH answer within ${seconds(timeoutMs)} s during authentication as ${ep.user} (the server stopped answering after the key exchange)`;
       timer = setTimeout(() => fail(new SshConnectError(`${hostLabel}: ${why}`, 'unreachable')), timeoutMs);
     };
     const pause = () => clearTimeout(timer);
@@ -223,12 +258,23 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
     client.on('error', (err: Error & { level?: string; code?: string }) => {
       if (failure) return fail(failure);
       if (err.level === 'client-authentication') {
-        return fail(new SshConnectError(`${hostLabel}: authentication failed as ${ep.user} (tried ${auth.tried.join(', ') || 'nothing the server accepts'}). Add your key to ssh-agent or set IdentityFile in ~/.ssh/config.`, 'auth', { cause: err }));
+        return fail(
+          new SshConnectError(
+            `${hostLabel}: authentication failed as ${ep.user} (tried ${auth.tried.join(', ') || 'nothing the server accepts'}). Add your key to ssh-agent or set IdentityFile in ~/.ssh/config.`,
+            'auth',
+            { cause: err },
+          ),
+        );
       }
-      if (err.level === 'client-timeout') return fail(new SshConnectError(`${hostLabel}: unreachable: timed out`, 'unreachable', { cause: err }));
-      fail(new SshConnectError(`${hostLabel}: unreachable: ${networkReason(err as NodeJS.ErrnoException, ep)}`, 'unreachable', { cause: err }));
+      if (err.level === 'client-timeout')
+        return fail(new SshConnectError(`${hostLabel}: unreachable: timed out`, 'unreachable', { cause: err }));
+      fail(
+        new SshConnectError(`${hostLabel}: unreachable: ${networkReason(err as NodeJS.ErrnoException, ep)}`, 'unreachable', { cause: err }),
+      );
     });
-    client.on('close', () => fail(failure ?? new SshConnectError(`${hostLabel}: unreachable: the connection closed during the handshake`, 'unreachable')));
+    client.on('close', () =>
+      fail(failure ?? new SshConnectError(`${hostLabel}: unreachable: the connection closed during the handshake`, 'unreachable')),
+    );
     client.on('ready', () => {
       if (settled) return;
       settled = true;
@@ -246,7 +292,15 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
       algorithms: { serverHostKey: hostKeyOrder(knownHostKeyTypes(knownFiles, ep.hostName, ep.port)) },
       hostVerifier: (blob: Buffer, verify: (ok: boolean) => void) => {
         pause(); // the user may be asked about the key
-        verifyHostKey({ files: knownFiles, appendTo: userFiles[0]!, host: ep.hostName, port: ep.port, key: hostKeyFromBlob(blob), prompter: ctx.prompter, hash: ep.hashKnownHosts }).then(
+        verifyHostKey({
+          files: knownFiles,
+          appendTo: userFiles[0]!,
+          host: ep.hostName,
+          port: ep.port,
+          key: hostKeyFromBlob(blob),
+          prompter: ctx.prompter,
+          hash: ep.hashKnownHosts,
+        }).then(
           () => {
             wait('auth');
             verify(true);
@@ -263,13 +317,16 @@ function connectEndpoint(ep: SshEndpoint, ctx: SshContext, sock?: Duplex): Promi
           wait('auth');
           return next('none');
         }
-        auth.next(methodsLeft).then((m) => {
-          if (m) wait('auth');
-          next(m as AnyAuthMethod);
-        }, (err: Error) => {
-          failure = err instanceof SshConnectError ? err : new SshConnectError(`${hostLabel}: ${err.message}`, 'auth', { cause: err });
-          next(false as unknown as AnyAuthMethod);
-        });
+        auth.next(methodsLeft).then(
+          (m) => {
+            if (m) wait('auth');
+            next(m as AnyAuthMethod);
+          },
+          (err: Error) => {
+            failure = err instanceof SshConnectError ? err : new SshConnectError(`${hostLabel}: ${err.message}`, 'auth', { cause: err });
+            next(false as unknown as AnyAuthMethod);
+          },
+        );
       },
     });
   });
@@ -296,7 +353,11 @@ function forwardTo(via: Client, ep: SshEndpoint, timeoutMs: number): Promise<Dup
     timeoutMs,
     (cb) => via.forwardOut('127.0.0.1', 0, ep.hostName, ep.port, cb),
     (late) => late.close(),
-    () => new SshConnectError(`${label(ep)}: unreachable: the jump host did not answer within ${seconds(timeoutMs)} s when asked for a channel to ${ep.hostName}:${ep.port}`, 'unreachable'),
+    () =>
+      new SshConnectError(
+        `${label(ep)}: unreachable: the jump host did not answer within ${seconds(timeoutMs)} s when asked for a channel to ${ep.hostName}:${ep.port}`,
+        'unreachable',
+      ),
   ).catch((err: Error) => {
     if (err instanceof SshConnectError) throw err;
     throw new SshConnectError(`${label(ep)}: unreachable through the jump host: ${err.message}`, 'unreachable', { cause: err });

@@ -2,7 +2,23 @@ import { createServer, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { posix } from 'node:path';
 import type { Client, ClientChannel, SFTPWrapper, Stats } from 'ssh2';
-import { collectExec, execChecked, HostFileNotFoundError, PRIVATE_DIR_MODE, privateFileMode, rangeBuffer, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type Host, type HostStats, type PortForward, type ReadRange, type SpawnedProcess } from './host';
+import {
+  collectExec,
+  execChecked,
+  HostFileNotFoundError,
+  PRIVATE_DIR_MODE,
+  privateFileMode,
+  rangeBuffer,
+  type DirEntry,
+  type ExecOptions,
+  type ExecResult,
+  type FileStat,
+  type Host,
+  type HostStats,
+  type PortForward,
+  type ReadRange,
+  type SpawnedProcess,
+} from './host';
 import { BatchShell } from './batch-shell';
 import { answerWithin } from './answer-within';
 import { resolveSshRoute } from './ssh-config';
@@ -88,10 +104,12 @@ function remoteCommand(script: string, opts: { cwd?: string; env?: Record<string
  */
 function scriptWithEnv(script: string, opts: { cwd?: string; env?: Record<string, string> }): string {
   const lines = ['umask 077'];
-  lines.push(...Object.entries(opts.env ?? {}).map(([k, v]) => {
-    if (!ENV_NAME.test(k)) throw new Error(`environment variable name "${k}" is not valid (letters, digits and _)`);
-    return `export ${k}=${shellQuote(v)}`;
-  }));
+  lines.push(
+    ...Object.entries(opts.env ?? {}).map(([k, v]) => {
+      if (!ENV_NAME.test(k)) throw new Error(`environment variable name "${k}" is not valid (letters, digits and _)`);
+      return `export ${k}=${shellQuote(v)}`;
+    }),
+  );
   // sshd starts in the home folder from the password database; the command starts in $HOME (or cwd) either way.
   lines.push(opts.cwd ? `cd ${shellPath(opts.cwd)} || exit 1` : 'cd "$HOME" 2>/dev/null');
   lines.push(script);
@@ -117,7 +135,11 @@ export class SshHost implements Host {
   private sessions = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(readonly name: string, readonly alias: string, private readonly ctx: SshContext) {}
+  constructor(
+    readonly name: string,
+    readonly alias: string,
+    private readonly ctx: SshContext,
+  ) {}
 
   get state(): SshHostState {
     return this.stateValue;
@@ -236,7 +258,10 @@ export class SshHost implements Host {
   /** The connection's long-lived shell for batch commands, opened on first use (it holds one session slot). */
   private batchShell(conn: Connection): Promise<BatchShell> {
     conn.batch ??= this.openExec(conn, 'umask 077; exec sh', 'opening a shell').then(
-      (ch) => new BatchShell(ch, (pgid) => conn.client.exec(`kill -KILL -- -${pgid} 2>/dev/null`, (err, c) => void (err ? undefined : c.resume()))),
+      (ch) =>
+        new BatchShell(ch, (pgid) =>
+          conn.client.exec(`kill -KILL -- -${pgid} 2>/dev/null`, (err, c) => void (err ? undefined : c.resume())),
+        ),
     );
     conn.batch.catch(() => (conn.batch = undefined));
     return conn.batch.then((b) => {
@@ -309,7 +334,11 @@ export class SshHost implements Host {
     for (let attempt = 1; ; attempt++) {
       await this.acquireSession();
       try {
-        const channel = await this.answered<ClientChannel>(`opening a channel for ${what}`, (cb) => conn.client.exec(command, cb), (ch) => ch.close());
+        const channel = await this.answered<ClientChannel>(
+          `opening a channel for ${what}`,
+          (cb) => conn.client.exec(command, cb),
+          (ch) => ch.close(),
+        );
         channel.once('close', () => this.releaseSession());
         this.counters.roundTrips++;
         return channel;
@@ -317,7 +346,8 @@ export class SshHost implements Host {
         this.releaseSession();
         if (conn.lost) throw new HostConnectionLostError(this.name, what, conn.lost);
         if (err instanceof SshRequestTimeoutError) throw err;
-        if (attempt >= 20 || !/open failed/.test((err as Error).message)) throw new Error(`${this.name}: cannot start a command: ${errorMessage(err)}`);
+        if (attempt >= 20 || !/open failed/.test((err as Error).message))
+          throw new Error(`${this.name}: cannot start a command: ${errorMessage(err)}`);
         await new Promise((r) => setTimeout(r, 10 * attempt));
       }
     }
@@ -327,7 +357,11 @@ export class SshHost implements Host {
    * The server's answer to a channel request, within `requestTimeoutMs`: a server that stops answering fails the call
    * with the host and the stage named, and a channel that opens after that is closed.
    */
-  private answered<T>(stage: string, request: (cb: (err: Error | undefined, value: T) => void) => void, discard: (late: T) => void): Promise<T> {
+  private answered<T>(
+    stage: string,
+    request: (cb: (err: Error | undefined, value: T) => void) => void,
+    discard: (late: T) => void,
+  ): Promise<T> {
     const ms = this.ctx.requestTimeoutMs ?? SSH_REQUEST_TIMEOUT_MS;
     return answerWithin(ms, request, discard, () => new SshRequestTimeoutError(this.name, stage, ms));
   }
@@ -348,7 +382,11 @@ export class SshHost implements Host {
   }
 
   private sftp(conn: Connection): Promise<SFTPWrapper> {
-    conn.sftp ??= this.answered<SFTPWrapper>('opening an SFTP channel', (cb) => conn.client.sftp(cb), (late) => late.end()).then((s) => {
+    conn.sftp ??= this.answered<SFTPWrapper>(
+      'opening an SFTP channel',
+      (cb) => conn.client.sftp(cb),
+      (late) => late.end(),
+    ).then((s) => {
       s.on('close', () => (conn.sftp = undefined));
       return s;
     });
@@ -401,7 +439,9 @@ export class SshHost implements Host {
         next += len;
         let got = 0;
         while (got < len && off + got < eof) {
-          const n = await this.req<number>((cb) => sftp.read(handle, buf, off + got, len - got, start + off + got, (err, bytes) => cb(err, bytes)));
+          const n = await this.req<number>((cb) =>
+            sftp.read(handle, buf, off + got, len - got, start + off + got, (err, bytes) => cb(err, bytes)),
+          );
           if (n === 0) {
             eof = Math.min(eof, off + got);
             break;
@@ -437,7 +477,10 @@ export class SshHost implements Host {
     const limit = opts.end === undefined ? '' : ` | head -c ${Math.max(0, opts.end - start)}`;
     // dd only seeks the shared descriptor (count=0) and cat copies in 128 KiB pieces; `tail -c +N` would copy 8 KiB at a time.
     const seek = start > 0 ? `dd bs=1 skip=${start} count=0 2>/dev/null; ` : '';
-    const proc = await this.spawn(`f=${shellPath(path)}; [ -f "$f" ] || { echo "no such file" >&2; exit 44; }; { ${seek}cat; } < "$f"${limit}`, { signal: opts.signal });
+    const proc = await this.spawn(
+      `f=${shellPath(path)}; [ -f "$f" ] || { echo "no such file" >&2; exit 44; }; { ${seek}cat; } < "$f"${limit}`,
+      { signal: opts.signal },
+    );
     proc.stdin.end();
     const err: Buffer[] = [];
     proc.stderr.on('data', (d: Buffer) => err.push(d));
@@ -493,12 +536,18 @@ export class SshHost implements Host {
 
   private async sftpMkdirp(sftp: SFTPWrapper, dir: string): Promise<void> {
     if (dir === '.' || dir === '/' || dir === '') return;
-    const exists = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then((s) => s.isDirectory(), () => false);
+    const exists = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (exists) return;
     await this.sftpMkdirp(sftp, posix.dirname(dir));
     await this.req<void>((cb) => sftp.mkdir(dir, { mode: PRIVATE_DIR_MODE }, cb)).catch(async (err: Error) => {
       // Another writer may have made it in between.
-      const made = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then((s) => s.isDirectory(), () => false);
+      const made = await this.req<Stats>((cb) => sftp.stat(dir, cb)).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
       if (!made) throw new Error(`${this.name}: cannot create ${dir}: ${err.message}`);
     });
   }
@@ -560,11 +609,20 @@ export class SshHost implements Host {
       sock.on('error', () => sock.destroy());
       // Each new TCP connection uses the host's current connection, so a forward survives a reconnect.
       this.connection()
-        .then((conn) => this.answered<ClientChannel>(`forwarding to ${remoteHost}:${remotePort}`, (cb) => conn.client.forwardOut('127.0.0.1', sock.remotePort ?? 0, remoteHost, remotePort, cb), (late) => late.close()))
-        .then((ch) => {
-          sock.pipe(ch).pipe(sock);
-          ch.on('close', () => sock.destroy());
-        }, () => sock.destroy());
+        .then((conn) =>
+          this.answered<ClientChannel>(
+            `forwarding to ${remoteHost}:${remotePort}`,
+            (cb) => conn.client.forwardOut('127.0.0.1', sock.remotePort ?? 0, remoteHost, remotePort, cb),
+            (late) => late.close(),
+          ),
+        )
+        .then(
+          (ch) => {
+            sock.pipe(ch).pipe(sock);
+            ch.on('close', () => sock.destroy());
+          },
+          () => sock.destroy(),
+        );
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

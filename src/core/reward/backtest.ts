@@ -35,9 +35,16 @@ function episodeSample(ep: Episode): RewardSample {
  * Reads the rollout dumps of a run (`<dir>/rollouts/{step}.jsonl`), oldest step first, with the episode reader
  * (streamed range reads; a malformed line is a problem with its file and line, the others are still read).
  */
-export async function loadRollouts(host: Host, run: RunRef, opts: { steps?: number[]; limit?: number; signal?: AbortSignal } = {}): Promise<RolloutSamples> {
+export async function loadRollouts(
+  host: Host,
+  run: RunRef,
+  opts: { steps?: number[]; limit?: number; signal?: AbortSignal } = {},
+): Promise<RolloutSamples> {
   const rollouts = (await discoverEpisodes(host, run.dir)).find((c) => c.name === 'rollouts');
-  if (!rollouts) throw new Error(`${host.name}:${run.dir}: no rollout dumps (rollouts/{step}.jsonl): was the run started with trainer.rollout_data_dir?`);
+  if (!rollouts)
+    throw new Error(
+      `${host.name}:${run.dir}: no rollout dumps (rollouts/{step}.jsonl): was the run started with trainer.rollout_data_dir?`,
+    );
   const hostLabel = host.kind === 'local' ? undefined : host.name;
   const out: RolloutSamples = { samples: [], origins: [], problems: [] };
   const limit = opts.limit ?? Infinity;
@@ -53,7 +60,14 @@ export async function loadRollouts(host: Host, run: RunRef, opts: { steps?: numb
       const sample = episodeSample(item);
       const line = item.location.line ?? 0;
       if (sample.trainingScore === undefined) {
-        out.problems.push({ file: file.path, host: hostLabel, line, field: 'score', severity: 'warning', message: 'no training score on this line: it is scored but not compared' });
+        out.problems.push({
+          file: file.path,
+          host: hostLabel,
+          line,
+          field: 'score',
+          severity: 'warning',
+          message: 'no training score on this line: it is scored but not compared',
+        });
       }
       out.samples.push(sample);
       out.origins.push({ file: file.path, line, step: file.step });
@@ -79,7 +93,11 @@ function mean(xs: Array<number | null | undefined>): number | null {
 }
 
 /** Compares the new scores with the ones the samples got in training. */
-export function compareWithTraining(rollouts: RolloutSamples, results: ScoreResult[], opts: { threshold?: number; tolerance?: number } = {}): BacktestReport {
+export function compareWithTraining(
+  rollouts: RolloutSamples,
+  results: ScoreResult[],
+  opts: { threshold?: number; tolerance?: number } = {},
+): BacktestReport {
   const tolerance = opts.tolerance ?? 1e-6;
   const training = rollouts.samples.map((s) => s.trainingScore);
   const now = results.map((r) => r.score);
@@ -89,7 +107,15 @@ export function compareWithTraining(rollouts: RolloutSamples, results: ScoreResu
     if (s.trainingScore === undefined) return;
     if (r?.score === null || r?.score === undefined || Math.abs(r.score - s.trainingScore) > tolerance) {
       const o = rollouts.origins[i]!;
-      changed.push({ index: i, step: o.step, file: o.file, line: o.line, training: s.trainingScore, now: r?.score ?? null, error: r?.error ?? null });
+      changed.push({
+        index: i,
+        step: o.step,
+        file: o.file,
+        line: o.line,
+        training: s.trainingScore,
+        now: r?.score ?? null,
+        error: r?.error ?? null,
+      });
     }
   });
   changed.sort((a, b) => Math.abs((b.now ?? 0) - b.training) - Math.abs((a.now ?? 0) - a.training));

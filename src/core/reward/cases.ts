@@ -11,10 +11,22 @@ export function casesPathFor(fnPath: string): string {
 
 /** One JSON line per case: the sample in verl's names, plus `expected`. */
 export function casesText(samples: RewardSample[]): string {
-  return samples
-    .filter((s) => typeof s.expected === 'number')
-    .map((s) => JSON.stringify({ data_source: s.data_source, solution_str: s.solution_str, ground_truth: s.ground_truth, extra_info: s.extra_info ?? null, ...(s.prompt !== undefined ? { prompt: s.prompt } : {}), ...s.extra, expected: s.expected }))
-    .join('\n') + '\n';
+  return (
+    samples
+      .filter((s) => typeof s.expected === 'number')
+      .map((s) =>
+        JSON.stringify({
+          data_source: s.data_source,
+          solution_str: s.solution_str,
+          ground_truth: s.ground_truth,
+          extra_info: s.extra_info ?? null,
+          ...(s.prompt !== undefined ? { prompt: s.prompt } : {}),
+          ...s.extra,
+          expected: s.expected,
+        }),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 export async function saveCases(fnPath: string, samples: RewardSample[]): Promise<{ path: string; count: number }> {
@@ -31,7 +43,14 @@ export async function loadCases(host: Host, fnPath: string): Promise<{ path: str
   const cases: RewardSample[] = [];
   loaded.samples.forEach((s, i) => {
     if (typeof s.expected === 'number') cases.push(s);
-    else problems.push({ file: path, line: loaded.rows[i], field: 'expected', severity: 'error', message: 'a regression case needs a numeric "expected"' });
+    else
+      problems.push({
+        file: path,
+        line: loaded.rows[i],
+        field: 'expected',
+        severity: 'error',
+        message: 'a regression case needs a numeric "expected"',
+      });
   });
   return { path, cases, problems };
 }
@@ -49,6 +68,12 @@ export function checkCases(cases: RewardSample[], results: ScoreResult[], tolera
   return cases.map((c, i) => {
     const r = results[i];
     const score = r?.score ?? null;
-    return { index: i, expected: c.expected!, score, pass: score !== null && Math.abs(score - c.expected!) <= tolerance, error: r?.error ?? null };
+    return {
+      index: i,
+      expected: c.expected!,
+      score,
+      pass: score !== null && Math.abs(score - c.expected!) <= tolerance,
+      error: r?.error ?? null,
+    };
   });
 }

@@ -16,8 +16,19 @@ const DEF = /^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(([^)]*)\)/gm;
 export function detectRewardFunctions(source: string): DetectedFunction[] {
   const out: DetectedFunction[] = [];
   for (const m of source.matchAll(DEF)) {
-    const params = m[2]!.split(',').map((p) => p.trim().replace(/[:=].*$/s, '').replace(/^\*+/, '').trim());
-    const kind: RewardKind | undefined = params.includes('solution_str') && (params.includes('ground_truth') || m[2]!.includes('**')) ? 'verl' : params.includes('completions') ? 'trl' : undefined;
+    const params = m[2]!.split(',').map((p) =>
+      p
+        .trim()
+        .replace(/[:=].*$/s, '')
+        .replace(/^\*+/, '')
+        .trim(),
+    );
+    const kind: RewardKind | undefined =
+      params.includes('solution_str') && (params.includes('ground_truth') || m[2]!.includes('**'))
+        ? 'verl'
+        : params.includes('completions')
+          ? 'trl'
+          : undefined;
     if (!kind || m[1]!.startsWith('_')) continue;
     out.push({ name: m[1]!, kind, line: source.slice(0, m.index).split('\n').length - 1 });
   }

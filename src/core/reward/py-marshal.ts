@@ -185,7 +185,8 @@ class Reader {
         return false;
       case 0x69: // i
         return this.int32();
-      case 0x6c: { // l
+      case 0x6c: {
+        // l
         const n = this.int32();
         const len = Math.abs(n);
         this.need(len * 2);
@@ -196,7 +197,8 @@ class Reader {
       }
       case 0x67: // g
         return this.float();
-      case 0x79: { // y: complex
+      case 0x79: {
+        // y: complex
         const re = this.float();
         const im = this.float();
         return `(${re}${im < 0 ? '-' : '+'}${Math.abs(im)}j)`;
@@ -212,7 +214,8 @@ class Reader {
       case 0x5a: // Z
         this.need(1);
         return this.text(this.buf[this.pos++]!, 'latin1');
-      case 0x72: { // r
+      case 0x72: {
+        // r
         const i = this.int32();
         if (i < 0 || i >= this.refs.length) throw new Error(`marshal: bad reference ${i}`);
         return this.refs[i];
@@ -225,7 +228,8 @@ class Reader {
       case 0x3c: // <
       case 0x3e: // >
         return this.items(this.int32(), slot);
-      case 0x7b: { // {
+      case 0x7b: {
+        // {
         const obj: Record<string, unknown> = {};
         if (slot >= 0) this.refs[slot] = obj;
         for (;;) {

@@ -40,16 +40,18 @@ export class RewardRunner {
     const out: ScoreResult[] = new Array(samples.length);
     const size = Math.max(1, Math.min(this.opts.batchSize ?? 8192, Math.ceil(samples.length / this.workers.length)));
     let next = 0;
-    await Promise.all(this.workers.map(async (worker) => {
-      while (next < samples.length) {
-        const from = next;
-        next = Math.min(samples.length, next + size);
-        await this.scoreBatch(worker, samples.slice(from, next), from, cb.signal, (r) => {
-          out[r.index] = r;
-          cb.onResult?.(r);
-        });
-      }
-    }));
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        while (next < samples.length) {
+          const from = next;
+          next = Math.min(samples.length, next + size);
+          await this.scoreBatch(worker, samples.slice(from, next), from, cb.signal, (r) => {
+            out[r.index] = r;
+            cb.onResult?.(r);
+          });
+        }
+      }),
+    );
     return out;
   }
 
@@ -102,16 +104,25 @@ export class RewardRunner {
       turn = batch.catch(() => undefined);
       return batch;
     };
-    const work = Promise.all(this.workers.map(async (worker) => {
-      for (let b = await nextBatch(); b; b = await nextBatch()) {
-        await this.scoreBatch(worker, b.samples, b.from, opts.signal, (r) => {
-          ready.set(r.index, r);
-          if (r.index === given) changed();
-        });
-      }
-    })).then(
-      () => { finished = true; changed(); },
-      (error: unknown) => { failure = { error }; stopped = finished = true; changed(); },
+    const work = Promise.all(
+      this.workers.map(async (worker) => {
+        for (let b = await nextBatch(); b; b = await nextBatch()) {
+          await this.scoreBatch(worker, b.samples, b.from, opts.signal, (r) => {
+            ready.set(r.index, r);
+            if (r.index === given) changed();
+          });
+        }
+      }),
+    ).then(
+      () => {
+        finished = true;
+        changed();
+      },
+      (error: unknown) => {
+        failure = { error };
+        stopped = finished = true;
+        changed();
+      },
     );
     try {
       for (;;) {
@@ -135,7 +146,13 @@ export class RewardRunner {
   }
 
   /** Scores one batch on one worker; every sample is settled, including those a hang, a crash or a cancel stopped. */
-  private async scoreBatch(worker: RewardWorker, samples: RewardSample[], from: number, signal: AbortSignal | undefined, settle: (r: ScoreResult) => void): Promise<void> {
+  private async scoreBatch(
+    worker: RewardWorker,
+    samples: RewardSample[],
+    from: number,
+    signal: AbortSignal | undefined,
+    settle: (r: ScoreResult) => void,
+  ): Promise<void> {
     const done = (k: number, r: Omit<ScoreResult, 'index'> & { index?: number }) => {
       r.index = from + k;
       settle(r as ScoreResult);
@@ -163,7 +180,12 @@ export class RewardRunner {
         rest = base + outcome.stoppedAt;
         continue;
       }
-      done(base + outcome.stoppedAt, { score: null, detail: null, error: outcome.why ?? 'stopped', latencyMs: outcome.stoppedAfterMs ?? 0 });
+      done(base + outcome.stoppedAt, {
+        score: null,
+        detail: null,
+        error: outcome.why ?? 'stopped',
+        latencyMs: outcome.stoppedAfterMs ?? 0,
+      });
       rest = base + outcome.stoppedAt + 1;
       careful = false;
     }

@@ -122,7 +122,7 @@ export class RewardWorker {
     this.send({ path: o.fnPath, name: o.name ?? null, env: o.env ?? {} });
     const first = await this.nextMessage(30_000 + (o.graceMs ?? 0));
     if (!first || first.type !== 'loaded') {
-      const why = first ? `unexpected first message ${JSON.stringify(first).slice(0, 200)}` : this.frames.problem ?? this.deathNote();
+      const why = first ? `unexpected first message ${JSON.stringify(first).slice(0, 200)}` : (this.frames.problem ?? this.deathNote());
       this.kill();
       throw new Error(`${o.host.name}: the reward worker for ${o.fnPath} did not start: ${why}`);
     }
@@ -131,7 +131,10 @@ export class RewardWorker {
   }
 
   /** Scores one batch. Results arrive through `onResult` as they are made. A cancelled batch kills the worker. */
-  async runBatch(samples: RewardSample[], opts: { signal?: AbortSignal; careful?: boolean; onResult?: (i: number, r: ScoreResult) => void } = {}): Promise<BatchOutcome> {
+  async runBatch(
+    samples: RewardSample[],
+    opts: { signal?: AbortSignal; careful?: boolean; onResult?: (i: number, r: ScoreResult) => void } = {},
+  ): Promise<BatchOutcome> {
     if (!this.alive) await this.start();
     const id = this.nextId++;
     const timeoutMs = this.opts.timeoutMs;
@@ -160,7 +163,8 @@ export class RewardWorker {
         if (!why && (this.frames?.closed || this.exitInfo !== undefined)) {
           // It ended before the watchdog fired: it died (os._exit, a signal, a segfault), and how (code, signal) comes
           // with the exit a moment after its stdout closes. A lost connection rejects `exited`; start()'s handler records that.
-          if (this.exitInfo === undefined) await Promise.race([this.proc!.exited.catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);
+          if (this.exitInfo === undefined)
+            await Promise.race([this.proc!.exited.catch(() => undefined), new Promise((r) => setTimeout(r, 2000))]);
           why = this.exitInfo?.startsWith('lost')
             ? `the connection to the reward worker was ${this.deathNote()} during this call; it was restarted`
             : `the reward worker crashed during this call (${this.deathNote()}); it was restarted`;
@@ -189,8 +193,14 @@ export class RewardWorker {
       const note = notes?.get(k);
       const index = m.from + k;
       const result: ScoreResult = {
-        index, score: m.score[k]!, detail: m.detail[k]!, error: note?.[1] ?? null, traceback: note?.[2] ?? null,
-        stdout: note?.[3] ?? '', stderr: note?.[4] ?? '', latencyMs: m.seconds[k]! * 1000,
+        index,
+        score: m.score[k]!,
+        detail: m.detail[k]!,
+        error: note?.[1] ?? null,
+        traceback: note?.[2] ?? null,
+        stdout: note?.[3] ?? '',
+        stderr: note?.[4] ?? '',
+        latencyMs: m.seconds[k]! * 1000,
       };
       if (m.nonFinite && result.detail && hasNonFinite(result.detail)) {
         result.score = null;
@@ -217,7 +227,18 @@ export class RewardWorker {
   }
 
   private toInfo(m: WireLoaded): FunctionInfo {
-    return { ok: m.ok, path: this.opts.fnPath, name: m.name, kind: m.kind, params: m.params, required: m.required, varKw: m.var_kw, isAsync: m.is_async, error: m.error, traceback: m.traceback };
+    return {
+      ok: m.ok,
+      path: this.opts.fnPath,
+      name: m.name,
+      kind: m.kind,
+      params: m.params,
+      required: m.required,
+      varKw: m.var_kw,
+      isAsync: m.is_async,
+      error: m.error,
+      traceback: m.traceback,
+    };
   }
 
   /** The next message, or undefined when the worker ends, `ms` pass with nothing, or the signal fires. */
@@ -247,8 +268,10 @@ type Message = Record<string, unknown> & { nonFinite?: boolean };
 /** Samples as the worker's columns; `prompt` and `extra` only when some sample has them (the fast path needs neither). */
 function columnsOf(samples: RewardSample[]): Record<string, unknown[]> {
   const columns: Record<string, unknown[]> = {
-    data_source: samples.map((s) => s.data_source), solution_str: samples.map((s) => s.solution_str),
-    ground_truth: samples.map((s) => s.ground_truth), extra_info: samples.map((s) => s.extra_info ?? null),
+    data_source: samples.map((s) => s.data_source),
+    solution_str: samples.map((s) => s.solution_str),
+    ground_truth: samples.map((s) => s.ground_truth),
+    extra_info: samples.map((s) => s.extra_info ?? null),
   };
   if (samples.some((s) => s.prompt !== undefined)) columns.prompt = samples.map((s) => s.prompt ?? null);
   if (samples.some((s) => s.extra && Object.keys(s.extra).length)) columns.extra = samples.map((s) => s.extra ?? {});
@@ -276,7 +299,10 @@ class FrameReader {
   /** Why the stream stopped being readable (a frame that does not decode); it ends then. */
   problem: string | undefined;
 
-  constructor(stream: Readable, private readonly junk: (line: string) => void) {
+  constructor(
+    stream: Readable,
+    private readonly junk: (line: string) => void,
+  ) {
     stream.on('data', (chunk: Buffer) => this.feed(chunk));
     stream.on('end', () => this.finish());
     stream.on('close', () => this.finish());

@@ -18,12 +18,31 @@ function isChat(value: unknown): value is ChatMessage[] {
 
 function textOf(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (isChat(value)) return value.filter((m) => m.role === 'assistant').map((m) => String(m.content ?? '')).join('\n') || undefined;
+  if (isChat(value))
+    return (
+      value
+        .filter((m) => m.role === 'assistant')
+        .map((m) => String(m.content ?? ''))
+        .join('\n') || undefined
+    );
   return undefined;
 }
 
 /** The columns a sample is made of; a dataset row's other columns go to the function as keyword arguments. */
-const SAMPLE_KEYS = new Set(['data_source', 'solution_str', 'output', 'response', 'completion', 'ground_truth', 'gts', 'reward_model', 'extra_info', 'prompt', 'input', 'expected']);
+const SAMPLE_KEYS = new Set([
+  'data_source',
+  'solution_str',
+  'output',
+  'response',
+  'completion',
+  'ground_truth',
+  'gts',
+  'reward_model',
+  'extra_info',
+  'prompt',
+  'input',
+  'expected',
+]);
 
 /**
  * One row as a reward sample. Accepted shapes: keyed by verl's argument names (`data_source`, `solution_str`,
@@ -38,12 +57,15 @@ export function rowToSample(row: unknown): RewardSample {
   const solutionKey = ['solution_str', 'output', 'response', 'completion'].find((k) => k in r);
   const solution = solutionKey === undefined ? undefined : textOf(r[solutionKey]);
   if (solution === undefined) {
-    throw new Error(solutionKey === undefined
-      ? `no solution: a sample needs solution_str, output (verl dump), response or completion (it has: ${Object.keys(r).join(', ') || 'nothing'})`
-      : `${solutionKey} is not text`);
+    throw new Error(
+      solutionKey === undefined
+        ? `no solution: a sample needs solution_str, output (verl dump), response or completion (it has: ${Object.keys(r).join(', ') || 'nothing'})`
+        : `${solutionKey} is not text`,
+    );
   }
   const rewardModel = r.reward_model && typeof r.reward_model === 'object' ? (r.reward_model as Record<string, unknown>) : undefined;
-  const groundTruth = 'ground_truth' in r ? r.ground_truth : dump ? r.gts : rewardModel && 'ground_truth' in rewardModel ? rewardModel.ground_truth : null;
+  const groundTruth =
+    'ground_truth' in r ? r.ground_truth : dump ? r.gts : rewardModel && 'ground_truth' in rewardModel ? rewardModel.ground_truth : null;
   const promptValue = r.prompt ?? (dump ? r.input : undefined);
   const prompt = typeof promptValue === 'string' || isChat(promptValue) ? promptValue : undefined;
   const extra: Record<string, unknown> = {};
@@ -73,7 +95,11 @@ export type SampleRow = { sample: RewardSample; row: number } | { problem: Probl
  * file is one document and is read whole). A bad row is a problem naming its line (JSONL) or row; reading goes on.
  * `limit` counts rows that were read (samples and rows that could not become one).
  */
-export async function* readSamples(host: Host, path: string, opts: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<SampleRow> {
+export async function* readSamples(
+  host: Host,
+  path: string,
+  opts: { limit?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<SampleRow> {
   const hostLabel = host.kind === 'local' ? undefined : host.name;
   const limit = opts.limit ?? Infinity;
   if (limit <= 0) return;
@@ -88,10 +114,23 @@ export async function* readSamples(host: Host, path: string, opts: { limit?: num
   };
   if (/\.jsonl$/i.test(path)) {
     let n = 0;
-    for await (const line of readLines(host, path, { includePartial: true, signal: opts.signal, readAhead: 2, maxLineBytes: MAX_SAMPLE_LINE_BYTES })) {
+    for await (const line of readLines(host, path, {
+      includePartial: true,
+      signal: opts.signal,
+      readAhead: 2,
+      maxLineBytes: MAX_SAMPLE_LINE_BYTES,
+    })) {
       n++;
       if (line.tooLong) {
-        yield { problem: { file: path, host: hostLabel, line: n, severity: 'error', message: `this line is ${((line.end - line.start) / 2 ** 20).toFixed(1)} MiB, more than the ${MAX_SAMPLE_LINE_BYTES >> 20} MiB a sample may take: skipped` } };
+        yield {
+          problem: {
+            file: path,
+            host: hostLabel,
+            line: n,
+            severity: 'error',
+            message: `this line is ${((line.end - line.start) / 2 ** 20).toFixed(1)} MiB, more than the ${MAX_SAMPLE_LINE_BYTES >> 20} MiB a sample may take: skipped`,
+          },
+        };
         continue;
       }
       if (!line.text.trim()) continue;
@@ -118,7 +157,11 @@ export async function* readSamples(host: Host, path: string, opts: { limit?: num
       }
       throw err;
     }
-    const list = Array.isArray(value) ? value : value && typeof value === 'object' && Array.isArray((value as { samples?: unknown }).samples) ? (value as { samples: unknown[] }).samples : undefined;
+    const list = Array.isArray(value)
+      ? value
+      : value && typeof value === 'object' && Array.isArray((value as { samples?: unknown }).samples)
+        ? (value as { samples: unknown[] }).samples
+        : undefined;
     if (!list) {
       yield { problem: { file: path, host: hostLabel, severity: 'error', message: 'expected an array of samples, or {"samples": [...]}' } };
       return;
@@ -167,6 +210,7 @@ function normaliseParquet(value: unknown): unknown {
   if (typeof value === 'bigint') return Number(value);
   if (Array.isArray(value)) return value.map(normaliseParquet);
   if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<number>);
-  if (value && typeof value === 'object' && !(value instanceof Date)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normaliseParquet(v)]));
+  if (value && typeof value === 'object' && !(value instanceof Date))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normaliseParquet(v)]));
   return value;
 }

@@ -54,9 +54,17 @@ export class FunctionScorer implements Scorer {
     const fnPath = await functionOn(o.host, o.localPath);
     if (!this.runner) {
       this.runner = new RewardRunner({
-        host: o.host, harnessPath: await harnessOn(o.host), fnPath, name: o.name, env: o.env,
-        cwd: o.host.kind === 'local' ? undefined : o.hostEntry?.workdir, setup: o.host.kind === 'local' ? undefined : o.hostEntry?.setup,
-        timeoutMs: o.timeoutMs ?? 30_000, workers: o.workers, batchSize: o.batchSize, log: o.log,
+        host: o.host,
+        harnessPath: await harnessOn(o.host),
+        fnPath,
+        name: o.name,
+        env: o.env,
+        cwd: o.host.kind === 'local' ? undefined : o.hostEntry?.workdir,
+        setup: o.host.kind === 'local' ? undefined : o.hostEntry?.setup,
+        timeoutMs: o.timeoutMs ?? 30_000,
+        workers: o.workers,
+        batchSize: o.batchSize,
+        log: o.log,
       });
     }
     return this.runner;
@@ -82,7 +90,10 @@ export class FunctionScorer implements Scorer {
 }
 
 export class JudgeSamplesScorer implements Scorer {
-  constructor(readonly label: string, private readonly judge: JudgeScorer) {}
+  constructor(
+    readonly label: string,
+    private readonly judge: JudgeScorer,
+  ) {}
 
   run(samples: RewardSample[], opts: RunOptions = {}): Promise<ScoreResult[]> {
     return judgeSamples(this.judge, samples, opts);

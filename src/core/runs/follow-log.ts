@@ -42,7 +42,12 @@ export async function* followLog(host: Host, dir: string, opts: FollowOptions = 
  * A run's output.log, followed while the run is queued or running (as the Runs view judges it) and ended once it is
  * not: what `medrl logs --follow` and the extension's Follow Logs both show.
  */
-export function followRun(host: Host, runsDir: string, run: Pick<RunRecord, 'id' | 'dir'>, opts: Omit<FollowOptions, 'until'> = {}): AsyncGenerator<string> {
+export function followRun(
+  host: Host,
+  runsDir: string,
+  run: Pick<RunRecord, 'id' | 'dir'>,
+  opts: Omit<FollowOptions, 'until'> = {},
+): AsyncGenerator<string> {
   const until = async () => {
     const now = (await listRuns(host, runsDir)).runs.find((r) => r.record.id === run.id);
     return !now || !isActive(now.state);

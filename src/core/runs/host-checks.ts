@@ -31,7 +31,10 @@ const MARK = '@@medrl';
 /** The checks as one bash script (one round trip): the workdir, each file, GPUs, the framework and scheduler commands. */
 function hostCheckScript(inp: HostCheckInputs): string {
   const { spec } = inp;
-  const lines = [`cd ${shellQuote(inp.workdir)} 2>/dev/null || echo '${MARK} W'`, ...inp.setup.map((l) => `${l} >/dev/null 2>&1 || echo '${MARK} U'`)];
+  const lines = [
+    `cd ${shellQuote(inp.workdir)} 2>/dev/null || echo '${MARK} W'`,
+    ...inp.setup.map((l) => `${l} >/dev/null 2>&1 || echo '${MARK} U'`),
+  ];
   inp.files.forEach((f, i) => lines.push(`[ -e ${shellQuote(f.path)} ] || echo '${MARK} M ${i}'`));
   const gpus = spec.resources?.gpusPerNode ?? 1;
   // On Slurm and Ray the GPUs are on other nodes: only a detached process on this host needs them here.
@@ -39,7 +42,9 @@ function hostCheckScript(inp: HostCheckInputs): string {
   const trainer = trainerFor(spec.framework);
   const installed = trainer.installCheck(spec);
   lines.push(`${installed.test} >/dev/null 2>&1 || echo ${shellQuote(`${MARK} F ${installed.what}`)}`);
-  lines.push(`echo "${MARK} V $(python3 -c 'import sys; from importlib import metadata; print(metadata.version(sys.argv[1]))' ${shellQuote(trainer.distribution)} 2>/dev/null)"`);
+  lines.push(
+    `echo "${MARK} V $(python3 -c 'import sys; from importlib import metadata; print(metadata.version(sys.argv[1]))' ${shellQuote(trainer.distribution)} 2>/dev/null)"`,
+  );
   if (inp.scheduler === 'slurm') lines.push(`command -v sbatch >/dev/null 2>&1 || echo '${MARK} S sbatch'`);
   if (inp.scheduler === 'ray') lines.push(`command -v ray >/dev/null 2>&1 || echo '${MARK} S ray'`);
   return lines.join('\n');
@@ -60,16 +65,45 @@ export async function checkHost(host: Host, inp: HostCheckInputs): Promise<HostC
     if (!line.startsWith(`${MARK} `)) continue;
     const [tag, ...rest] = line.slice(MARK.length + 1).split(' ');
     const arg = rest.join(' ');
-    if (tag === 'W') problems.push({ ...at, field: 'workdir', severity: 'error', message: `the working directory ${inp.workdir} does not exist on ${host.name}` });
-    else if (tag === 'U') problems.push({ ...at, field: 'setup', severity: 'error', message: `a setup line failed on ${host.name} (medrl.yaml host setup or the spec's setup)` });
+    if (tag === 'W')
+      problems.push({
+        ...at,
+        field: 'workdir',
+        severity: 'error',
+        message: `the working directory ${inp.workdir} does not exist on ${host.name}`,
+      });
+    else if (tag === 'U')
+      problems.push({
+        ...at,
+        field: 'setup',
+        severity: 'error',
+        message: `a setup line failed on ${host.name} (medrl.yaml host setup or the spec's setup)`,
+      });
     else if (tag === 'M') {
       const f = inp.files[Number(arg)];
       if (f) problems.push({ ...at, field: f.field, severity: 'error', message: `${f.path} does not exist on ${host.name}` });
     } else if (tag === 'G' && Number(arg) < gpus) {
-      problems.push({ ...at, field: 'resources.gpusPerNode', severity: 'error', message: `the run needs ${gpus} GPU(s) but ${host.name} has ${arg} (nvidia-smi -L)` });
-    } else if (tag === 'F') problems.push({ ...at, field: 'framework', severity: 'error', message: `${inp.spec.framework} is not available on ${host.name} after the setup lines: ${arg} failed` });
+      problems.push({
+        ...at,
+        field: 'resources.gpusPerNode',
+        severity: 'error',
+        message: `the run needs ${gpus} GPU(s) but ${host.name} has ${arg} (nvidia-smi -L)`,
+      });
+    } else if (tag === 'F')
+      problems.push({
+        ...at,
+        field: 'framework',
+        severity: 'error',
+        message: `${inp.spec.framework} is not available on ${host.name} after the setup lines: ${arg} failed`,
+      });
     else if (tag === 'V') version = arg.trim() || undefined;
-    else if (tag === 'S') problems.push({ ...at, field: 'scheduler', severity: 'error', message: `the ${inp.scheduler} scheduler needs the ${arg} command on ${host.name}` });
+    else if (tag === 'S')
+      problems.push({
+        ...at,
+        field: 'scheduler',
+        severity: 'error',
+        message: `the ${inp.scheduler} scheduler needs the ${arg} command on ${host.name}`,
+      });
   }
   return { problems, version };
 }

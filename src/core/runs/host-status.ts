@@ -56,12 +56,14 @@ export function parseHostStatus(text: string, source: string, host: { name: stri
   }
   if (name) sections.set(name, buf.join('\n'));
   const status: HostStatus = { gpus: [], processes: [], activeRuns: [], runCount: 0, problems: [] };
-  if (!sections.has('end')) status.problems.push({ file: source, message: 'the status script stopped early: output is incomplete', severity: 'warning' });
+  if (!sections.has('end'))
+    status.problems.push({ file: source, message: 'the status script stopped early: output is incomplete', severity: 'warning' });
 
   const gpuExit = [...sections.keys()].find((k) => k.startsWith('gpus-exit '));
   const code = gpuExit ? Number(gpuExit.split(' ')[1]) : undefined;
   if (code === 127) status.gpuError = 'nvidia-smi not found (no NVIDIA driver on this host?)';
-  else if (code !== 0) status.gpuError = `nvidia-smi failed (exit ${code ?? 'unknown'}): ${(sections.get('gpus') ?? '').trim().split('\n')[0] ?? ''}`;
+  else if (code !== 0)
+    status.gpuError = `nvidia-smi failed (exit ${code ?? 'unknown'}): ${(sections.get('gpus') ?? '').trim().split('\n')[0] ?? ''}`;
   else {
     const g = parseGpuQuery(sections.get('gpus') ?? '', `${source} (nvidia-smi --query-gpu)`);
     const a = parseAppsQuery(sections.get('apps') ?? '', `${source} (nvidia-smi --query-compute-apps)`);
@@ -77,7 +79,12 @@ export function parseHostStatus(text: string, source: string, host: { name: stri
   // POSIX df -Pk: Filesystem 1024-blocks Used Available Capacity Mounted-on
   if (path && cols.length >= 6 && /^\d+$/.test(cols[1]!) && /^\d+$/.test(cols[3]!)) {
     status.disk = { path, totalBytes: Number(cols[1]) * 1024, availableBytes: Number(cols[3]) * 1024 };
-  } else status.problems.push({ file: source, message: `df gave no usable line for the runs folder: ${(df ?? '').trim() || 'nothing'}`, severity: 'warning' });
+  } else
+    status.problems.push({
+      file: source,
+      message: `df gave no usable line for the runs folder: ${(df ?? '').trim() || 'nothing'}`,
+      severity: 'warning',
+    });
 
   const listing = parseRunListing(host.name, host.runsDir, sections.get('runs') ?? '');
   status.runCount = listing.runs.length;
@@ -87,7 +94,11 @@ export function parseHostStatus(text: string, source: string, host: { name: stri
 }
 
 /** A host's status in one round trip. */
-export async function queryHostStatus(host: Host, entry: Pick<ResolvedHost, 'runsDir' | 'setup' | 'env'>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<HostStatus> {
+export async function queryHostStatus(
+  host: Host,
+  entry: Pick<ResolvedHost, 'runsDir' | 'setup' | 'env'>,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<HostStatus> {
   const r = await host.exec(hostStatusScript(entry), { timeoutMs: opts.timeoutMs ?? 30_000, signal: opts.signal, batch: !opts.signal });
   if (r.timedOut) throw new Error(`${host.name}: status did not answer within ${Math.round((opts.timeoutMs ?? 30_000) / 1000)} s`);
   return parseHostStatus(r.stdout, `${host.name}: status`, { name: host.name, runsDir: entry.runsDir });

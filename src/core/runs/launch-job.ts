@@ -23,7 +23,12 @@ interface JobRequest {
 }
 
 function launchScript(req: Pick<JobRequest, 'kind' | 'name' | 'script'>): string {
-  return ['#!/usr/bin/env bash', `# MedRL Studio ${req.kind}: ${req.name.replace(/\n/g, ' ')}. Started by job.sh, which keeps output.log and writes exit_code.`, req.script, ''].join('\n');
+  return [
+    '#!/usr/bin/env bash',
+    `# MedRL Studio ${req.kind}: ${req.name.replace(/\n/g, ' ')}. Started by job.sh, which keeps output.log and writes exit_code.`,
+    req.script,
+    '',
+  ].join('\n');
 }
 
 /**

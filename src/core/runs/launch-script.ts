@@ -109,7 +109,7 @@ export function renderJobScript(dir: string, run?: string): string {
   const q = (f: string) => shellQuote(posix.join(dir, f));
   return [
     '#!/usr/bin/env bash',
-    '# MedRL Studio job wrapper: output.log gets the job\'s output, exit_code its exit status when it ends.',
+    "# MedRL Studio job wrapper: output.log gets the job's output, exit_code its exit status when it ends.",
     'umask 077',
     `printf '%s %s %s\\n' "$$" "$(ps -o pgid= -p $$ | tr -d ' ')" "\${SLURM_JOB_ID:-}" > ${q(`${RUN_FILES.started}.tmp`)} && mv ${q(`${RUN_FILES.started}.tmp`)} ${q(RUN_FILES.started)}`,
     `if [ -e ${q(RUN_FILES.cancelled)} ]; then echo 'medrl: cancelled before it started' > ${q(RUN_FILES.log)}; code=130; else`,

@@ -136,13 +136,16 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
     else if (tag === 'G ' && cur) cur.started = rest;
     else if (tag === 'N ') {
       const [what, dir] = rest.split(' ');
-      problems.push({ host: hostName, file: `${runsDir.replace(/\/$/, '')}/${dir}`, severity: 'warning', message: UNRECORDED[what as keyof typeof UNRECORDED] ?? rest });
-    }
-    else if (tag === 'A ') {
+      problems.push({
+        host: hostName,
+        file: `${runsDir.replace(/\/$/, '')}/${dir}`,
+        severity: 'warning',
+        message: UNRECORDED[what as keyof typeof UNRECORDED] ?? rest,
+      });
+    } else if (tag === 'A ') {
       const run = raw.find((x) => x.dir === rest);
       if (run) run.alive = true;
-    }
-    else if (line === 'C' && cur) cur.cancelled = true;
+    } else if (line === 'C' && cur) cur.cancelled = true;
     else if (tag === 'X ' && cur) cur.exitCode = rest.trim();
     else if (tag === 'D ' && cur) cur.ended = rest.trim();
     else if (tag === 'S ') {
@@ -154,8 +157,7 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
         const run = raw.find((x) => x.dir === dir);
         if (run) run.logTail = tail;
       }
-    }
-    else if (tag === 'Q ') {
+    } else if (tag === 'Q ') {
       const [id, state, name, ...reason] = rest.trim().split(/\s+/);
       if (id && state) slurm.set(id, { state, reason: reason.join(' ') });
       if (id && name) slurmByName.set(name, id);
@@ -176,7 +178,13 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
     try {
       const parsed = runRecordSchema.safeParse(JSON.parse(r.json), { error: plainZodError });
       if (!parsed.success) {
-        problems.push({ host: hostName, file, severity: 'error', field: parsed.error.issues[0]?.path.join('.'), message: `not a valid run.json: ${parsed.error.issues[0]?.message}` });
+        problems.push({
+          host: hostName,
+          file,
+          severity: 'error',
+          field: parsed.error.issues[0]?.path.join('.'),
+          message: `not a valid run.json: ${parsed.error.issues[0]?.message}`,
+        });
         continue;
       }
       record = withStarted(parsed.data, r.started, slurmByName);
@@ -185,7 +193,15 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
       continue;
     }
     const s = resolveState(record, r, { slurm, squeueFailed, ray }, now);
-    runs.push({ host: hostName, record, ...s, ...(r.ended ? { ended: r.ended } : {}), logSize: r.logSize, logTail: r.logTail, progress: progressFromLog(r.logTail, record.framework, record.algorithm) });
+    runs.push({
+      host: hostName,
+      record,
+      ...s,
+      ...(r.ended ? { ended: r.ended } : {}),
+      logSize: r.logSize,
+      logTail: r.logTail,
+      progress: progressFromLog(r.logTail, record.framework, record.algorithm),
+    });
   }
   runs.sort((a, b) => b.record.created.localeCompare(a.record.created));
   return { runs, problems };
@@ -230,7 +246,12 @@ function splitTails(all: Buffer): Map<string, string> {
 
 type Resolved = { state: RunState; exitCode?: number; reason?: string };
 
-function resolveState(rec: RunRecord, r: RawRun, sched: { slurm: Map<string, { state: string; reason: string }>; squeueFailed: boolean; ray: Map<string, string> }, now: number): Resolved {
+function resolveState(
+  rec: RunRecord,
+  r: RawRun,
+  sched: { slurm: Map<string, { state: string; reason: string }>; squeueFailed: boolean; ray: Map<string, string> },
+  now: number,
+): Resolved {
   if (r.exitCode !== undefined && /^-?\d+$/.test(r.exitCode)) {
     const code = Number(r.exitCode);
     if (code === 0) return { state: 'succeeded', exitCode: 0 };
@@ -239,9 +260,10 @@ function resolveState(rec: RunRecord, r: RawRun, sched: { slurm: Map<string, { s
   if (r.cancelled) return { state: 'cancelled' };
   // run.json is written before the job is started, and job.sh records itself first: no record of a start after the
   // grace means no job ever ran from this folder.
-  const unstarted = (): Resolved => (now - Date.parse(rec.created) > SUBMIT_GRACE_MS
-    ? { state: 'failed', reason: 'failed to submit: the submit was interrupted before the job started (nothing ran)' }
-    : { state: 'queued', reason: 'submitting: the job has not started yet' });
+  const unstarted = (): Resolved =>
+    now - Date.parse(rec.created) > SUBMIT_GRACE_MS
+      ? { state: 'failed', reason: 'failed to submit: the submit was interrupted before the job started (nothing ran)' }
+      : { state: 'queued', reason: 'submitting: the job has not started yet' };
   if (rec.scheduler === 'ssh') {
     if (rec.pid === undefined) return unstarted();
     return r.alive ? { state: 'running' } : { state: 'lost', reason: `process ${rec.pid} ended without writing exit_code` };
@@ -249,9 +271,15 @@ function resolveState(rec: RunRecord, r: RawRun, sched: { slurm: Map<string, { s
   if (rec.scheduler === 'slurm') {
     if (rec.jobId === undefined) return unstarted();
     const q = sched.slurm.get(rec.jobId);
-    if (!q) return { state: 'lost', reason: sched.squeueFailed ? 'squeue failed on the host' : `Slurm job ${rec.jobId} is gone and wrote no exit_code` };
-    if (['PENDING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD'].includes(q.state)) return { state: 'queued', reason: q.reason || undefined };
-    if (['RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'STOPPED', 'SIGNALING', 'STAGE_OUT', 'RESIZING'].includes(q.state)) return { state: 'running' };
+    if (!q)
+      return {
+        state: 'lost',
+        reason: sched.squeueFailed ? 'squeue failed on the host' : `Slurm job ${rec.jobId} is gone and wrote no exit_code`,
+      };
+    if (['PENDING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD'].includes(q.state))
+      return { state: 'queued', reason: q.reason || undefined };
+    if (['RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'STOPPED', 'SIGNALING', 'STAGE_OUT', 'RESIZING'].includes(q.state))
+      return { state: 'running' };
     if (q.state === 'CANCELLED') return { state: 'cancelled', reason: 'cancelled in Slurm' };
     if (q.state === 'COMPLETED') return { state: 'lost', reason: 'Slurm says COMPLETED but the job wrote no exit_code' };
     return { state: 'failed', reason: `Slurm ${q.state}` };
@@ -260,12 +288,18 @@ function resolveState(rec: RunRecord, r: RawRun, sched: { slurm: Map<string, { s
   const text = sched.ray.get(rec.id) ?? '';
   const status = parseRayStatus(text);
   switch (status) {
-    case 'PENDING': return { state: 'queued' };
-    case 'RUNNING': return { state: 'running' };
-    case 'SUCCEEDED': return { state: 'succeeded' };
-    case 'STOPPED': return { state: 'cancelled', reason: 'stopped in Ray' };
-    case 'FAILED': return { state: 'failed', reason: 'Ray job failed' };
-    default: return { state: 'lost', reason: `ray job status: ${text.trim().slice(0, 200) || 'no answer'}` };
+    case 'PENDING':
+      return { state: 'queued' };
+    case 'RUNNING':
+      return { state: 'running' };
+    case 'SUCCEEDED':
+      return { state: 'succeeded' };
+    case 'STOPPED':
+      return { state: 'cancelled', reason: 'stopped in Ray' };
+    case 'FAILED':
+      return { state: 'failed', reason: 'Ray job failed' };
+    default:
+      return { state: 'lost', reason: `ray job status: ${text.trim().slice(0, 200) || 'no answer'}` };
   }
 }
 
@@ -283,6 +317,9 @@ export async function listRuns(host: Host, runsDir: string, only?: string): Prom
 export async function runStatus(host: Host, record: RunRecord): Promise<RunInfo> {
   const listing = await listRuns(host, posix.dirname(record.dir), posix.basename(record.dir));
   const run = listing.runs[0];
-  if (!run) throw new Error(`${host.name}: ${listing.problems[0] ? `${listing.problems[0].file}: ${listing.problems[0].message}` : `${record.dir}/${RUN_FILES.record} is gone`}`);
+  if (!run)
+    throw new Error(
+      `${host.name}: ${listing.problems[0] ? `${listing.problems[0].file}: ${listing.problems[0].message}` : `${record.dir}/${RUN_FILES.record} is gone`}`,
+    );
   return run;
 }

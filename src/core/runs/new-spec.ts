@@ -17,9 +17,22 @@ function starterOverrides(a: NewRunAnswers): Record<string, string | number | bo
   if (a.framework === 'verl') {
     return a.algorithm === 'sft'
       ? { 'data.train_batch_size': 32, 'optim.lr': 1e-5, 'trainer.total_epochs': 1 }
-      : { 'data.train_batch_size': 32, 'data.max_prompt_length': 1024, 'data.max_response_length': 1024, 'actor_rollout_ref.actor.optim.lr': 1e-6, 'trainer.total_epochs': 1, 'trainer.save_freq': 10, 'trainer.test_freq': 10 };
+      : {
+          'data.train_batch_size': 32,
+          'data.max_prompt_length': 1024,
+          'data.max_response_length': 1024,
+          'actor_rollout_ref.actor.optim.lr': 1e-6,
+          'trainer.total_epochs': 1,
+          'trainer.save_freq': 10,
+          'trainer.test_freq': 10,
+        };
   }
-  return { learning_rate: a.algorithm === 'sft' ? 2e-5 : 1e-6, per_device_train_batch_size: 4, logging_steps: 1, ...(a.algorithm === 'grpo' ? { num_generations: 8 } : {}) };
+  return {
+    learning_rate: a.algorithm === 'sft' ? 2e-5 : 1e-6,
+    per_device_train_batch_size: 4,
+    logging_steps: 1,
+    ...(a.algorithm === 'grpo' ? { num_generations: 8 } : {}),
+  };
 }
 
 /** A run spec (YAML with a schema line and comments) from the answers; the user edits it before submitting. */

@@ -69,7 +69,8 @@ export function parseRayStatus(text: string): 'PENDING' | 'RUNNING' | 'SUCCEEDED
 }
 
 /** Why a Ray job gets no secrets: said when a submit is refused, and by the run environment before it. */
-export const RAY_NO_SECRETS = 'the ray scheduler cannot pass API keys or tokens to a job without writing them to a file or a command line (Ray\'s dashboard also keeps every job\'s runtime_env): set them in the cluster\'s environment, or use the ssh or slurm scheduler';
+export const RAY_NO_SECRETS =
+  "the ray scheduler cannot pass API keys or tokens to a job without writing them to a file or a command line (Ray's dashboard also keeps every job's runtime_env): set them in the cluster's environment, or use the ssh or slurm scheduler";
 
 /**
  * The `ray` scheduler: `ray job submit --no-wait` on the host (the head node; RAY_ADDRESS from the host's env or
@@ -83,7 +84,9 @@ export const rayScheduler: Scheduler = {
   name: 'ray',
   refusesSecrets: RAY_NO_SECRETS,
   files: (run, setup) => ({
-    [RAY_SETUP]: ['# Puts the ray CLI on PATH: the host\'s setup, then the spec\'s (from medrl.yaml and spec.yaml).', ...setup, ''].join('\n'),
+    [RAY_SETUP]: ["# Puts the ray CLI on PATH: the host's setup, then the spec's (from medrl.yaml and spec.yaml).", ...setup, ''].join(
+      '\n',
+    ),
     [RAY_RUNTIME_ENV]: rayRuntimeEnv(run.env, run.pythonPath),
   }),
   async start(host, run) {

@@ -94,7 +94,10 @@ function runPython(args: string[]): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     execFile('python3', ['-c', FIND_IMPORTS, ...args], { timeout: 20_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       if (err) {
-        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'python3 is not installed on this machine' : `${err.message}${stderr ? `: ${stderr.trim()}` : ''}`;
+        const why =
+          (err as NodeJS.ErrnoException).code === 'ENOENT'
+            ? 'python3 is not installed on this machine'
+            : `${err.message}${stderr ? `: ${stderr.trim()}` : ''}`;
         reject(new Error(`cannot read the reward file's imports (${why})`));
       } else resolvePromise(stdout);
     });
@@ -114,17 +117,33 @@ export async function rewardUpload(workspaceRoot: string, rewardPath: string, sp
     const r = relative(from, to);
     return r === '' || r === '..' || r.startsWith(`..${sep}`) || isAbsolute(r);
   };
-  const refuse = () => fail(`${rewardPath} is outside the workspace (${workspaceRoot}): only the workspace's files are uploaded with a run; copy the reward function into it`);
+  const refuse = () =>
+    fail(
+      `${rewardPath} is outside the workspace (${workspaceRoot}): only the workspace's files are uploaded with a run; copy the reward function into it`,
+    );
   const local = resolve(workspaceRoot, rewardPath);
   if (outside(resolve(workspaceRoot), local)) refuse();
-  const real = await realpath(local).catch((err: NodeJS.ErrnoException) => fail(err.code === 'ENOENT' ? `${local} does not exist` : String(err)));
+  const real = await realpath(local).catch((err: NodeJS.ErrnoException) =>
+    fail(err.code === 'ENOENT' ? `${local} does not exist` : String(err)),
+  );
   const root = await realpath(workspaceRoot);
   if (outside(root, real)) refuse();
   if (!real.endsWith('.py')) fail(`${rewardPath} is not a Python file (.py)`);
-  const found = JSON.parse(await runPython([root, real])) as { files: string[]; problems: Array<{ file: string; line?: number; message: string }> };
+  const found = JSON.parse(await runPython([root, real])) as {
+    files: string[];
+    problems: Array<{ file: string; line?: number; message: string }>;
+  };
   const folder = dirname(real);
   if (found.problems.length) {
-    fail('', found.problems.map((p) => ({ file: join(dirname(local), p.file), ...(p.line ? { line: p.line } : {}), severity: 'error' as const, message: p.message })));
+    fail(
+      '',
+      found.problems.map((p) => ({
+        file: join(dirname(local), p.file),
+        ...(p.line ? { line: p.line } : {}),
+        severity: 'error' as const,
+        message: p.message,
+      })),
+    );
   }
   const main = real.slice(folder.length + 1);
   const upload: RewardUpload = { main, files: {}, local: {} };

@@ -9,7 +9,11 @@ export function makeRunId(name: string, now: Date = new Date(), random: string =
     .replace(/^-+|-+$/g, '')
     .slice(0, 48)
     .replace(/-+$/, '');
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').replace('T', '-');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '')
+    .replace('T', '-');
   return `${slug || 'run'}-${stamp}-${random}`;
 }
 

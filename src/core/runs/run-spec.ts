@@ -9,7 +9,13 @@ const rewardSchema = z.union([
   z
     .strictObject({
       path: z.string().min(1).describe('Python file with the reward function, relative to the workspace (uploaded with the run).'),
-      function: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('compute_score').describe('Function name (verl: compute_score(data_source, solution_str, ground_truth, extra_info); TRL: f(prompts, completions, **kw)).'),
+      function: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+        .default('compute_score')
+        .describe(
+          'Function name (verl: compute_score(data_source, solution_str, ground_truth, extra_info); TRL: f(prompts, completions, **kw)).',
+        ),
     })
     .describe('A reward function.'),
   z
@@ -24,10 +30,26 @@ const serviceSchema = z
     kind: z.enum(['vllm', 'sglang', 'trl-vllm-serve']).default('vllm'),
     model: z.string().min(1).describe('Model path or id to serve.'),
     servedModelName: z.string().optional().describe('Name clients ask for (vLLM --served-model-name).'),
-    host: z.string().optional().describe('Host (from medrl.yaml) to start it on; default: the run\'s host.'),
-    bind: z.ipv4().optional().describe('Address the server listens on. Default: 127.0.0.1 when the trainer runs on the same machine (ssh scheduler, same host), else 0.0.0.0 so the trainer can reach it.'),
-    address: z.string().regex(/^[A-Za-z0-9.-]+$/, 'a host name or IPv4 address').optional().describe('Name or address the trainer reaches the service\'s host by, when it is bound beyond 127.0.0.1. Default: what `hostname -f` says there.'),
-    gpus: z.union([z.int().min(0), z.array(z.int().min(0)).min(1)]).optional().describe('GPU index or indices the server uses (CUDA_VISIBLE_DEVICES), e.g. [0,1,2,3]: keeps servers and training on one node apart.'),
+    host: z.string().optional().describe("Host (from medrl.yaml) to start it on; default: the run's host."),
+    bind: z
+      .ipv4()
+      .optional()
+      .describe(
+        'Address the server listens on. Default: 127.0.0.1 when the trainer runs on the same machine (ssh scheduler, same host), else 0.0.0.0 so the trainer can reach it.',
+      ),
+    address: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]+$/, 'a host name or IPv4 address')
+      .optional()
+      .describe(
+        "Name or address the trainer reaches the service's host by, when it is bound beyond 127.0.0.1. Default: what `hostname -f` says there.",
+      ),
+    gpus: z
+      .union([z.int().min(0), z.array(z.int().min(0)).min(1)])
+      .optional()
+      .describe(
+        'GPU index or indices the server uses (CUDA_VISIBLE_DEVICES), e.g. [0,1,2,3]: keeps servers and training on one node apart.',
+      ),
     port: z.int().min(1).max(65535).optional(),
     tensorParallel: z.int().min(1).optional(),
     gpuMemoryUtilization: z.number().gt(0).max(1).optional(),
@@ -74,19 +96,27 @@ export const runSpecSchema = z
       .strictObject({
         script: z.string().min(1).describe('Custom training script run with accelerate launch (TRL).'),
         accelerateConfig: z.string().optional().describe('accelerate launch --config_file (e.g. a DeepSpeed ZeRO-3 config).'),
-        args: z.array(z.string()).optional().describe('The script\'s own arguments; the spec\'s overrides follow them as --key value.'),
+        args: z.array(z.string()).optional().describe("The script's own arguments; the spec's overrides follow them as --key value."),
       })
       .optional()
-      .describe('Your own TRL script: `accelerate launch [--config_file F] --num_processes N script.py ARGS`. Nothing else is added to its command line; it gets the run from the environment: MEDRL_MODEL, MEDRL_TRAIN_FILES (paths joined by :), MEDRL_OUTPUT_DIR (the run folder\'s output/, where checkpoints are found), MEDRL_REWARD_MODEL or MEDRL_REWARD_FUNCTION (module.function, importable: its folder is on PYTHONPATH).'),
+      .describe(
+        "Your own TRL script: `accelerate launch [--config_file F] --num_processes N script.py ARGS`. Nothing else is added to its command line; it gets the run from the environment: MEDRL_MODEL, MEDRL_TRAIN_FILES (paths joined by :), MEDRL_OUTPUT_DIR (the run folder's output/, where checkpoints are found), MEDRL_REWARD_MODEL or MEDRL_REWARD_FUNCTION (module.function, importable: its folder is on PYTHONPATH).",
+      ),
     resources: z
       .strictObject({
         nodes: z.int().min(1).default(1),
         gpusPerNode: z.int().min(0).default(1),
         partition: slurmWord.optional(),
-        time: z.string().regex(/^(\d+-)?\d{1,2}(:\d{2}){0,2}$/, 'Slurm time: MM, HH:MM:SS or D-HH:MM:SS').optional(),
+        time: z
+          .string()
+          .regex(/^(\d+-)?\d{1,2}(:\d{2}){0,2}$/, 'Slurm time: MM, HH:MM:SS or D-HH:MM:SS')
+          .optional(),
         account: slurmWord.optional(),
         cpusPerTask: z.int().min(1).optional(),
-        memory: z.string().regex(/^\d+[KMGT]?$/, 'Slurm memory: a number with an optional K, M, G or T').optional(),
+        memory: z
+          .string()
+          .regex(/^\d+[KMGT]?$/, 'Slurm memory: a number with an optional K, M, G or T')
+          .optional(),
       })
       .optional(),
     services: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'service names are letters, digits and _'), serviceSchema).optional(),
@@ -97,15 +127,36 @@ export const runSpecSchema = z
       })
       .optional()
       .describe('Also log to Weights & Biases (the key comes from SecretStorage or WANDB_API_KEY, never a file or argv).'),
-    overrides: z.record(z.string().min(1), overrideValue).optional().describe('Trainer keys passed through untouched (verl Hydra keys, TRL flags).'),
+    overrides: z
+      .record(z.string().min(1), overrideValue)
+      .optional()
+      .describe('Trainer keys passed through untouched (verl Hydra keys, TRL flags).'),
   })
   .superRefine((s, ctx) => {
-    if (s.algorithm === 'dpo' && s.framework !== 'trl') ctx.addIssue({ code: 'custom', path: ['algorithm'], message: 'dpo runs with TRL (framework: trl)' });
-    if ((s.algorithm === 'grpo' || s.algorithm === 'ppo') && !s.reward) ctx.addIssue({ code: 'custom', path: ['reward'], message: `${s.algorithm} needs a reward: a function (path, function) or a reward model (model)` });
-    if (s.entry && s.framework !== 'trl') ctx.addIssue({ code: 'custom', path: ['entry'], message: 'entry (custom accelerate script) is for TRL runs' });
-    if (s.framework === 'trl' && s.algorithm === 'ppo' && !s.entry) ctx.addIssue({ code: 'custom', path: ['algorithm'], message: 'TRL PPO has no trl subcommand (it is trl.experimental.ppo): add entry.script, a script run with accelerate launch' });
-    if (s.framework === 'trl' && s.data.val !== undefined) ctx.addIssue({ code: 'custom', path: ['data', 'val'], message: 'TRL evaluates on the dataset\'s test split (overrides: dataset_test_split); data.val is for verl' });
-    if (s.scheduler === 'ray' && s.framework !== 'verl') ctx.addIssue({ code: 'custom', path: ['scheduler'], message: 'the ray scheduler runs verl jobs' });
+    if (s.algorithm === 'dpo' && s.framework !== 'trl')
+      ctx.addIssue({ code: 'custom', path: ['algorithm'], message: 'dpo runs with TRL (framework: trl)' });
+    if ((s.algorithm === 'grpo' || s.algorithm === 'ppo') && !s.reward)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reward'],
+        message: `${s.algorithm} needs a reward: a function (path, function) or a reward model (model)`,
+      });
+    if (s.entry && s.framework !== 'trl')
+      ctx.addIssue({ code: 'custom', path: ['entry'], message: 'entry (custom accelerate script) is for TRL runs' });
+    if (s.framework === 'trl' && s.algorithm === 'ppo' && !s.entry)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['algorithm'],
+        message: 'TRL PPO has no trl subcommand (it is trl.experimental.ppo): add entry.script, a script run with accelerate launch',
+      });
+    if (s.framework === 'trl' && s.data.val !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['data', 'val'],
+        message: "TRL evaluates on the dataset's test split (overrides: dataset_test_split); data.val is for verl",
+      });
+    if (s.scheduler === 'ray' && s.framework !== 'verl')
+      ctx.addIssue({ code: 'custom', path: ['scheduler'], message: 'the ray scheduler runs verl jobs' });
   });
 
 export type RunSpec = z.output<typeof runSpecSchema>;

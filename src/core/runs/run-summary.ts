@@ -19,7 +19,8 @@ export function formatDuration(ms: number): string {
 
 /** The state as a user reads it: `failed (exit 3)`, `failed (Slurm TIMEOUT)`, `lost`. */
 export function stateLabel(run: RunInfo): string {
-  if (run.state === 'failed') return run.exitCode !== undefined ? `failed (exit ${run.exitCode})` : `failed (${run.reason ?? 'no exit code'})`;
+  if (run.state === 'failed')
+    return run.exitCode !== undefined ? `failed (exit ${run.exitCode})` : `failed (${run.reason ?? 'no exit code'})`;
   return run.state;
 }
 

@@ -33,7 +33,7 @@ function headLines(): string[] {
   return [
     'mapfile -t medrl_nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
     'export MEDRL_HEAD_NODE="${medrl_nodes[0]}"',
-    'MEDRL_HEAD_ADDR=$(srun --nodes=1 --ntasks=1 -w "$MEDRL_HEAD_NODE" hostname --ip-address | tr \' \' \'\\n\' | grep -m1 \'^[0-9.]*$\')',
+    "MEDRL_HEAD_ADDR=$(srun --nodes=1 --ntasks=1 -w \"$MEDRL_HEAD_NODE\" hostname --ip-address | tr ' ' '\\n' | grep -m1 '^[0-9.]*$')",
     'export MEDRL_HEAD_ADDR="${MEDRL_HEAD_ADDR:-$MEDRL_HEAD_NODE}"',
     // One port per job, so two jobs sharing a node do not meet (Slurm job ids are unique on the cluster).
     'export MEDRL_HEAD_PORT=$((20000 + SLURM_JOB_ID % 20000))',
@@ -71,7 +71,7 @@ export function renderSbatchScript(run: ReadyRun): string {
   if (r?.partition) lines.push(`#SBATCH --partition=${r.partition}`);
   if (r?.time) lines.push(`#SBATCH --time=${r.time}`);
   if (r?.account) lines.push(`#SBATCH --account=${r.account}`);
-  lines.push('# output.log and exit_code are written by job.sh; Slurm\'s own messages go to slurm-<jobid>.out');
+  lines.push("# output.log and exit_code are written by job.sh; Slurm's own messages go to slurm-<jobid>.out");
   const secrets = shellQuote(posix.join(run.dir, RUN_FILES.secrets));
   // The run's secrets come from a 0600 file the submit wrote, read and deleted here, so they are never in Slurm's job
   // record (sbatch keeps the environment it was run with); srun passes them on to every step of the job.
@@ -86,10 +86,11 @@ export function renderSbatchScript(run: ReadyRun): string {
 /** node.sh: launch.sh with this task's launcher flags; task 0 writes output.log, the others output-node<N>.log. */
 function renderNodeScript(run: ReadyRun, mode: 'accelerate' | 'torchrun'): string {
   const nodes = run.spec.resources?.nodes ?? 1;
-  const flags = mode === 'accelerate'
-    ? `--num_machines ${nodes} --machine_rank "$SLURM_PROCID" --main_process_ip "$MEDRL_HEAD_ADDR" --main_process_port "$MEDRL_HEAD_PORT"`
-    // torch.distributed.run: --node_rank, --master_addr, --master_port (the flags torchrun documents for multi-node).
-    : `--node_rank="$SLURM_PROCID" --master_addr="$MEDRL_HEAD_ADDR" --master_port="$MEDRL_HEAD_PORT"`;
+  const flags =
+    mode === 'accelerate'
+      ? `--num_machines ${nodes} --machine_rank "$SLURM_PROCID" --main_process_ip "$MEDRL_HEAD_ADDR" --main_process_port "$MEDRL_HEAD_PORT"`
+      : // torch.distributed.run: --node_rank, --master_addr, --master_port (the flags torchrun documents for multi-node).
+        `--node_rank="$SLURM_PROCID" --master_addr="$MEDRL_HEAD_ADDR" --master_port="$MEDRL_HEAD_PORT"`;
   const q = (f: string) => shellQuote(posix.join(run.dir, f));
   return [
     '#!/usr/bin/env bash',
@@ -108,11 +109,22 @@ function slurmFiles(run: ReadyRun, setup: string[]): Record<string, string> {
   if (mode === 'ray') {
     // Ray's workers start under `ray start`, not under launch.sh: they get the run's setup and variables here (the
     // secrets come with sbatch's environment, which srun passes on).
-    files[NODE_ENV_SCRIPT] = ['#!/usr/bin/env bash', '# Runs its arguments with the run\'s setup and variables (what launch.sh has): Ray\'s processes on each node.', ...setup, ...exportLines(run.env), ...pythonPathLines(run.pythonPath), 'exec "$@"', ''].join('\n');
+    files[NODE_ENV_SCRIPT] = [
+      '#!/usr/bin/env bash',
+      "# Runs its arguments with the run's setup and variables (what launch.sh has): Ray's processes on each node.",
+      ...setup,
+      ...exportLines(run.env),
+      ...pythonPathLines(run.pythonPath),
+      'exec "$@"',
+      '',
+    ].join('\n');
   } else if (mode) {
     files[NODE_SCRIPT] = renderNodeScript(run, mode);
     // --kill-on-bad-exit: one node failing stops the others instead of leaving them waiting on it.
-    files['job.sh'] = renderJobScript(run.dir, `srun --kill-on-bad-exit=1 bash ${shellQuote(posix.join(run.dir, NODE_SCRIPT))} < /dev/null`);
+    files['job.sh'] = renderJobScript(
+      run.dir,
+      `srun --kill-on-bad-exit=1 bash ${shellQuote(posix.join(run.dir, NODE_SCRIPT))} < /dev/null`,
+    );
   }
   return files;
 }

@@ -54,25 +54,37 @@ export const sshScheduler: Scheduler = {
   },
   async cancel(host, record) {
     const group = record.pgid ?? record.pid;
-    if (group !== undefined && group <= 1) throw new Error(`${host.name}: ${posix.join(record.dir, RUN_FILES.record)} gives process group ${group}, which no job has: nothing was signalled`);
+    if (group !== undefined && group <= 1)
+      throw new Error(
+        `${host.name}: ${posix.join(record.dir, RUN_FILES.record)} gives process group ${group}, which no job has: nothing was signalled`,
+      );
     const target = '-"$g"';
     // The `cancelled` marker is written before this runs and job.sh records itself in `started` before it reads the
     // marker: a job that is not in run.json yet is found there, or it sees the marker and does not start. Only the
     // run's own group is signalled: TERM it whole, give the trainer 10 s to stop its workers, then KILL what is left.
     // (`kill -s SIG -- -PGID` is the form both dash and bash accept for a process group.)
-    const r = await host.exec([
-      `g=${group ?? ''}`,
-      `if [ -z "$g" ] && [ -f ${shellQuote(posix.join(record.dir, RUN_FILES.started))} ]; then read -r _ g _ < ${shellQuote(posix.join(record.dir, RUN_FILES.started))}; fi`,
-      '[ -n "$g" ] || exit 0',
-      `case $g in *[!0-9]*) exit ${NOT_OURS};; esac`,
-      `[ "$g" -gt 1 ] || exit ${NOT_OURS}`,
-      ...ownGroupCheck(record.dir),
-      `kill -s TERM -- ${target} 2>/dev/null || exit 0`,
-      'i=0',
-      `while kill -s 0 -- ${target} 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done`,
-      `kill -s KILL -- ${target} 2>/dev/null || true`,
-    ].join('\n'), { timeoutMs: 30_000 });
-    if (r.code === NOT_OURS) throw new Error(`${host.name}: the process group recorded for ${record.id} is not its job's: no process in it runs ${posix.join(record.dir, 'job.sh')} or has MEDRL_RUN_DIR=${record.dir}; nothing was signalled`);
-    if (r.code !== 0) throw new Error(`${host.name}: cancelling ${record.id} failed (exit code ${r.code}${r.timedOut ? ', timed out' : ''}): ${r.stderr.trim()}`);
+    const r = await host.exec(
+      [
+        `g=${group ?? ''}`,
+        `if [ -z "$g" ] && [ -f ${shellQuote(posix.join(record.dir, RUN_FILES.started))} ]; then read -r _ g _ < ${shellQuote(posix.join(record.dir, RUN_FILES.started))}; fi`,
+        '[ -n "$g" ] || exit 0',
+        `case $g in *[!0-9]*) exit ${NOT_OURS};; esac`,
+        `[ "$g" -gt 1 ] || exit ${NOT_OURS}`,
+        ...ownGroupCheck(record.dir),
+        `kill -s TERM -- ${target} 2>/dev/null || exit 0`,
+        'i=0',
+        `while kill -s 0 -- ${target} 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done`,
+        `kill -s KILL -- ${target} 2>/dev/null || true`,
+      ].join('\n'),
+      { timeoutMs: 30_000 },
+    );
+    if (r.code === NOT_OURS)
+      throw new Error(
+        `${host.name}: the process group recorded for ${record.id} is not its job's: no process in it runs ${posix.join(record.dir, 'job.sh')} or has MEDRL_RUN_DIR=${record.dir}; nothing was signalled`,
+      );
+    if (r.code !== 0)
+      throw new Error(
+        `${host.name}: cancelling ${record.id} failed (exit code ${r.code}${r.timedOut ? ', timed out' : ''}): ${r.stderr.trim()}`,
+      );
   },
 };

@@ -105,7 +105,17 @@ export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}):
     ...(version ? { trainerVersion: version } : {}),
   };
   Object.assign(files, scheduler.files({ id, dir, spec, env: launchEnv(launch), pythonPath: command.pythonPath }, setup));
-  return { id, dir, workdir: dirs.workdir, record, files, scheduler, setup, neededFiles: neededFiles(spec, dirs), ...(reward ? { reward } : {}) };
+  return {
+    id,
+    dir,
+    workdir: dirs.workdir,
+    record,
+    files,
+    scheduler,
+    setup,
+    neededFiles: neededFiles(spec, dirs),
+    ...(reward ? { reward } : {}),
+  };
 }
 
 function neededFiles(spec: RunSpec, dirs: HostDirs): NeededFile[] {
@@ -129,18 +139,37 @@ function neededFiles(spec: RunSpec, dirs: HostDirs): NeededFile[] {
 export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: PreparedRun; problems: Problem[] }> {
   const trainer = trainerFor(req.spec.framework);
   const first = await prepareRun(req, { id });
-  const checked = await checkHost(req.host, { spec: req.spec, specFile: req.specFile, scheduler: first.scheduler.name, workdir: first.workdir, setup: first.setup, files: first.neededFiles });
+  const checked = await checkHost(req.host, {
+    spec: req.spec,
+    specFile: req.specFile,
+    scheduler: first.scheduler.name,
+    workdir: first.workdir,
+    setup: first.setup,
+    files: first.neededFiles,
+  });
   // Built again for the version found, from the same id and the reward files already read.
   const run = checked.version ? await prepareRun(req, { id: first.id, version: checked.version, reward: first.reward }) : first;
-  const reward = !run.reward ? [] : await checkRewardContract({
-    host: req.host, spec: req.spec, specFile: req.specFile, upload: run.reward,
-    // It needs the data, the working folder and the setup lines: when the host checks refused one, they said why.
-    dataPath: checked.problems.some((p) => p.severity === 'error' && ['data.train', 'workdir', 'setup'].includes(p.field ?? '')) ? undefined : run.neededFiles.find((f) => f.field === 'data.train')?.path,
-    workdir: run.workdir, setup: run.setup,
-    env: runVars(req), secrets: (req.runEnv ?? NO_RUN_ENV).secrets,
-  });
+  const reward = !run.reward
+    ? []
+    : await checkRewardContract({
+        host: req.host,
+        spec: req.spec,
+        specFile: req.specFile,
+        upload: run.reward,
+        // It needs the data, the working folder and the setup lines: when the host checks refused one, they said why.
+        dataPath: checked.problems.some((p) => p.severity === 'error' && ['data.train', 'workdir', 'setup'].includes(p.field ?? ''))
+          ? undefined
+          : run.neededFiles.find((f) => f.field === 'data.train')?.path,
+        workdir: run.workdir,
+        setup: run.setup,
+        env: runVars(req),
+        secrets: (req.runEnv ?? NO_RUN_ENV).secrets,
+      });
   const versioned = checked.version ? trainer.versionProblems(checked.version, req.specFile) : [];
-  return { run, problems: [...trainer.problems(req.spec, req.specFile), ...versioned, ...(req.runEnv?.problems ?? []), ...checked.problems, ...reward] };
+  return {
+    run,
+    problems: [...trainer.problems(req.spec, req.specFile), ...versioned, ...(req.runEnv?.problems ?? []), ...checked.problems, ...reward],
+  };
 }
 
 /** Writes run.json through a temporary file and a rename, so a listing never reads half of it. */
@@ -158,11 +187,16 @@ export async function writeRecord(host: Host, record: RunRecord): Promise<void> 
 export async function createRunFolder(host: Host, record: RunRecord, lastAttempt: boolean): Promise<boolean> {
   const dir = shellQuote(record.dir);
   const tmp = shellQuote(posix.join(record.dir, `${RUN_FILES.record}.tmp`));
-  const r = await host.exec(`umask 077 && mkdir -p ${shellQuote(posix.dirname(record.dir))} && mkdir ${dir} || exit 1
-cat > ${tmp} && mv ${tmp} ${shellQuote(posix.join(record.dir, RUN_FILES.record))}`, { stdin: `${JSON.stringify(record)}\n`, timeoutMs: 30_000 });
+  const r = await host.exec(
+    `umask 077 && mkdir -p ${shellQuote(posix.dirname(record.dir))} && mkdir ${dir} || exit 1
+cat > ${tmp} && mv ${tmp} ${shellQuote(posix.join(record.dir, RUN_FILES.record))}`,
+    { stdin: `${JSON.stringify(record)}\n`, timeoutMs: 30_000 },
+  );
   if (r.code === 0) return true;
   if (r.code === 1 && !lastAttempt) return false;
-  throw new Error(`${host.name}: cannot create the run folder ${record.dir}: ${r.stderr.trim() || `exit code ${r.code}${r.timedOut ? ', timed out' : ''}`}`);
+  throw new Error(
+    `${host.name}: cannot create the run folder ${record.dir}: ${r.stderr.trim() || `exit code ${r.code}${r.timedOut ? ', timed out' : ''}`}`,
+  );
 }
 
 /**
@@ -170,7 +204,11 @@ cat > ${tmp} && mv ${tmp} ${shellQuote(posix.join(record.dir, RUN_FILES.record))
  * and records its pid or job id. The folder is never removed when the start fails: the start may have happened with
  * only its reply lost, and job.sh records itself in the folder, so the listing shows the job's real state.
  */
-export async function startRunFolder(host: Host, run: { id: string; dir: string; files: Record<string, string>; record: RunRecord; scheduler: Scheduler }, secrets: string): Promise<RunRecord> {
+export async function startRunFolder(
+  host: Host,
+  run: { id: string; dir: string; files: Record<string, string>; record: RunRecord; scheduler: Scheduler },
+  secrets: string,
+): Promise<RunRecord> {
   for (const [name, content] of Object.entries(run.files)) {
     await host.writeFile(posix.join(run.dir, name), content, { mode: name.endsWith('.sh') || name.endsWith('.sbatch') ? 0o700 : 0o600 });
   }
@@ -178,7 +216,9 @@ export async function startRunFolder(host: Host, run: { id: string; dir: string;
   try {
     started = await run.scheduler.start(host, run, secrets);
   } catch (err) {
-    throw new Error(`${errorMessage(err)}\nThe run folder ${run.dir} is kept: if the job started, \`medrl runs\` lists it and \`medrl cancel ${run.id}\` stops it.`);
+    throw new Error(
+      `${errorMessage(err)}\nThe run folder ${run.dir} is kept: if the job started, \`medrl runs\` lists it and \`medrl cancel ${run.id}\` stops it.`,
+    );
   }
   const record = { ...run.record, ...started };
   await writeRecord(host, record);
@@ -195,7 +235,8 @@ export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun;
   const planned = await planRun(req);
   let run = planned.run;
   const problems = planned.problems;
-  if (problems.some((p) => p.severity === 'error')) throw new LocatedError(`${run.record.name} was not submitted: ${req.host.name} is not ready`, problems);
+  if (problems.some((p) => p.severity === 'error'))
+    throw new LocatedError(`${run.record.name} was not submitted: ${req.host.name} is not ready`, problems);
   if (secrets && run.scheduler.refusesSecrets) throw new Error(`${run.record.name} was not submitted: ${run.scheduler.refusesSecrets}`);
   for (let attempt = 0; !(await createRunFolder(req.host, run.record, attempt >= 4)); attempt++) {
     run = await prepareRun(req, { version: run.record.trainerVersion, reward: run.reward }); // the folder exists already: a new random suffix

@@ -22,7 +22,15 @@ export const TRL_FILES = {
  * datasets' builder for a data file, by extension (datasets 4.8 packaged_modules/__init__.py, _EXTENSION_TO_MODULE).
  * `.tsv` is left out: its builder needs `sep`, which TRL's DatasetConfig cannot pass.
  */
-const BUILDERS: Record<string, string> = { '.json': 'json', '.jsonl': 'json', '.ndjson': 'json', '.parquet': 'parquet', '.csv': 'csv', '.arrow': 'arrow', '.txt': 'text' };
+const BUILDERS: Record<string, string> = {
+  '.json': 'json',
+  '.jsonl': 'json',
+  '.ndjson': 'json',
+  '.parquet': 'parquet',
+  '.csv': 'csv',
+  '.arrow': 'arrow',
+  '.txt': 'text',
+};
 
 /** The datasets builder that reads this path as a data file; undefined for a folder (or anything else). */
 function dataFileBuilder(path: string): string | undefined {
@@ -66,7 +74,10 @@ function reporting(inp: LaunchInputs): { argv: string[]; env: Record<string, str
   const w = inp.spec.wandb;
   if (!w) return { argv: ['--report_to', 'none'], env: {} };
   // transformers' WandbCallback reads WANDB_PROJECT / WANDB_ENTITY; --run_name names the W&B run.
-  return { argv: ['--report_to', 'wandb', '--run_name', inp.id], env: { WANDB_PROJECT: w.project, ...(w.entity ? { WANDB_ENTITY: w.entity } : {}) } };
+  return {
+    argv: ['--report_to', 'wandb', '--run_name', inp.id],
+    env: { WANDB_PROJECT: w.project, ...(w.entity ? { WANDB_ENTITY: w.entity } : {}) },
+  };
 }
 
 /**
@@ -88,7 +99,9 @@ function entryCommand(inp: LaunchInputs, entry: NonNullable<RunSpec['entry']>, p
   const { spec, dirs } = inp;
   const env: Record<string, string> = {
     MEDRL_MODEL: modelPath(spec.model, dirs),
-    MEDRL_TRAIN_FILES: asList(spec.data.train).map((p) => hostPath(p, dirs)).join(':'),
+    MEDRL_TRAIN_FILES: asList(spec.data.train)
+      .map((p) => hostPath(p, dirs))
+      .join(':'),
     MEDRL_OUTPUT_DIR: output,
   };
   let pythonPath: string | undefined;
@@ -100,7 +113,13 @@ function entryCommand(inp: LaunchInputs, entry: NonNullable<RunSpec['entry']>, p
     env.MEDRL_REWARD_MODEL = modelPath(spec.reward.model, dirs);
   }
   if (spec.wandb) Object.assign(env, reporting(inp).env, { WANDB_NAME: inp.id });
-  const launcher = ['accelerate', 'launch', ...(entry.accelerateConfig ? ['--config_file', hostPath(entry.accelerateConfig, dirs)] : []), '--num_processes', String(processes)];
+  const launcher = [
+    'accelerate',
+    'launch',
+    ...(entry.accelerateConfig ? ['--config_file', hostPath(entry.accelerateConfig, dirs)] : []),
+    '--num_processes',
+    String(processes),
+  ];
   const overrides = Object.entries(spec.overrides ?? {}).flatMap(([k, v]) => flag(k, v));
   return { argv: [...launcher, hostPath(entry.script, dirs), ...(entry.args ?? []), ...overrides], env, pythonPath };
 }
@@ -122,7 +141,10 @@ function buildTrlCommand(inp: LaunchInputs): TrainerCommand {
   if (spec.entry) return entryCommand(inp, spec.entry, processes, output);
   const sub = SUBCOMMANDS[spec.algorithm];
   if (!sub) throw new Error('TRL PPO has no `trl` subcommand (it lives in trl.experimental.ppo): give the run an `entry.script`');
-  const data = trlData(asList(spec.data.train).map((p) => hostPath(p, dirs)), dir);
+  const data = trlData(
+    asList(spec.data.train).map((p) => hostPath(p, dirs)),
+    dir,
+  );
   const files = { ...data.files };
   let pythonPath: string | undefined;
   const words = ['--model_name_or_path', modelPath(spec.model, dirs), ...data.argv, '--output_dir', output];
@@ -165,8 +187,8 @@ const BUILTIN_REWARDS = ['accuracy_reward', 'reasoning_accuracy_reward', 'think_
 const OWN_FLAGS: Record<string, string> = {
   model_name_or_path: 'set model instead',
   dataset_name: 'set data.train instead',
-  config: 'the run\'s --config carries its data files: set data.train',
-  output_dir: 'TRL writes into the run folder\'s output/, where checkpoints and completions are read',
+  config: "the run's --config carries its data files: set data.train",
+  output_dir: "TRL writes into the run folder's output/, where checkpoints and completions are read",
   reward_model_name_or_path: 'set reward.model instead',
 };
 
@@ -178,49 +200,102 @@ function num(v: OverrideValue | undefined, fallback: number): number {
 /** What real TRL would refuse in the spec (or silently ignore), found before anything reaches a host. */
 function trlProblems(spec: RunSpec, specFile: string): Problem[] {
   const problems: Problem[] = [];
-  const add = (field: string, severity: Problem['severity'], message: string) => problems.push({ file: specFile, field, severity, message });
+  const add = (field: string, severity: Problem['severity'], message: string) =>
+    problems.push({ file: specFile, field, severity, message });
   const o = spec.overrides ?? {};
   if (spec.reward && 'path' in spec.reward) {
     const stem = posix.basename(spec.reward.path.replace(/\\/g, '/'), '.py');
     // TRL imports `module.function` (importlib.import_module, trl/scripts/grpo.py); MEDRL_REWARD_FUNCTION is the same.
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(stem)) add('reward.path', 'error', `TRL imports the reward file as the Python module "${stem}", which is not a valid module name: rename the file with letters, digits and _ only`);
-    if (!spec.reward.path.endsWith('.py')) add('reward.path', 'error', 'the reward file must be a .py file: TRL imports it as a Python module');
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(stem))
+      add(
+        'reward.path',
+        'error',
+        `TRL imports the reward file as the Python module "${stem}", which is not a valid module name: rename the file with letters, digits and _ only`,
+      );
+    if (!spec.reward.path.endsWith('.py'))
+      add('reward.path', 'error', 'the reward file must be a .py file: TRL imports it as a Python module');
   } else if (spec.reward && /verifier/i.test(spec.reward.model)) {
-    add('reward.model', 'warning', `TRL scores a reward model on prompt + completion as logits[:, 0] of a one-label model; a verifier that compares the completion with a reference answer (HuatuoGPT-o1's medical_o1_verifier has two labels) needs a reward function: reward: {path: configs/rewards/medical_verifier.py, function: medical_verifier}`);
+    add(
+      'reward.model',
+      'warning',
+      `TRL scores a reward model on prompt + completion as logits[:, 0] of a one-label model; a verifier that compares the completion with a reference answer (HuatuoGPT-o1's medical_o1_verifier has two labels) needs a reward function: reward: {path: configs/rewards/medical_verifier.py, function: medical_verifier}`,
+    );
   }
   if (spec.entry) {
-    if (o.accelerate_config !== undefined) add('overrides.accelerate_config', 'error', 'overrides go to your script\'s command line, which does not take accelerate_config: set entry.accelerateConfig');
-    if (o.resume_from_checkpoint != null) add('overrides.resume_from_checkpoint', 'warning', 'your script gets --resume_from_checkpoint: it resumes only if it passes that to trainer.train(resume_from_checkpoint=...)');
+    if (o.accelerate_config !== undefined)
+      add(
+        'overrides.accelerate_config',
+        'error',
+        "overrides go to your script's command line, which does not take accelerate_config: set entry.accelerateConfig",
+      );
+    if (o.resume_from_checkpoint != null)
+      add(
+        'overrides.resume_from_checkpoint',
+        'warning',
+        'your script gets --resume_from_checkpoint: it resumes only if it passes that to trainer.train(resume_from_checkpoint=...)',
+      );
     return problems;
   }
   if (spec.reward && spec.algorithm !== 'grpo') add('reward', 'warning', `trl ${spec.algorithm} takes no reward: it is not passed`);
   for (const [key, why] of Object.entries(OWN_FLAGS)) {
     if (o[key] !== undefined) add(`overrides.${key}`, 'error', `MedRL sets --${key} itself: remove overrides.${key} (${why})`);
   }
-  for (const name of asList(o.reward_funcs === undefined || o.reward_funcs === null ? undefined : Array.isArray(o.reward_funcs) ? o.reward_funcs.map(String) : String(o.reward_funcs))) {
+  for (const name of asList(
+    o.reward_funcs === undefined || o.reward_funcs === null
+      ? undefined
+      : Array.isArray(o.reward_funcs)
+        ? o.reward_funcs.map(String)
+        : String(o.reward_funcs),
+  )) {
     if (BUILTIN_REWARDS.includes(name) || name.includes('.')) continue;
-    add('overrides.reward_funcs', 'error', `TRL refuses the reward function "${name}": it takes ${BUILTIN_REWARDS.join(', ')} or an import path module.function (trl/scripts/grpo.py); a reward model goes in reward.model, your own function in reward.path`);
+    add(
+      'overrides.reward_funcs',
+      'error',
+      `TRL refuses the reward function "${name}": it takes ${BUILTIN_REWARDS.join(', ')} or an import path module.function (trl/scripts/grpo.py); a reward model goes in reward.model, your own function in reward.path`,
+    );
   }
   const files = asList(spec.data.train);
   for (const p of files) {
     const ext = posix.extname(p);
-    if (ext && !dataFileBuilder(p)) add('data.train', 'warning', `${p}: TRL's datasets reads files ending in ${Object.keys(BUILDERS).join(' ')}; a path ending in ${ext} is passed as a folder or hub id`);
+    if (ext && !dataFileBuilder(p))
+      add(
+        'data.train',
+        'warning',
+        `${p}: TRL's datasets reads files ending in ${Object.keys(BUILDERS).join(' ')}; a path ending in ${ext} is passed as a folder or hub id`,
+      );
   }
   const mixture = files.length > 1 || files.some((p) => dataFileBuilder(p));
   if (mixture && o.eval_strategy !== undefined && o.eval_strategy !== 'no' && o.test_split_size === undefined) {
-    add('overrides.eval_strategy', 'error', 'data files load as one train split (TRL dataset mixture), so evaluation finds no test split: set overrides.test_split_size (e.g. 0.05)');
+    add(
+      'overrides.eval_strategy',
+      'error',
+      'data files load as one train split (TRL dataset mixture), so evaluation finds no test split: set overrides.test_split_size (e.g. 0.05)',
+    );
   }
-  if (spec.lora?.alpha !== undefined && !Number.isInteger(spec.lora.alpha)) add('lora.alpha', 'error', `TRL's lora_alpha is an integer (ModelConfig, trl/trainer/model_config.py): ${spec.lora.alpha} is refused`);
+  if (spec.lora?.alpha !== undefined && !Number.isInteger(spec.lora.alpha))
+    add('lora.alpha', 'error', `TRL's lora_alpha is an integer (ModelConfig, trl/trainer/model_config.py): ${spec.lora.alpha} is refused`);
   if (spec.algorithm === 'grpo') {
     // GRPOConfig.__post_init__ (trl/trainer/grpo_config.py, TRL 1.10): the generation batch holds whole groups.
     const processes = (spec.resources?.nodes ?? 1) * Math.max(1, spec.resources?.gpusPerNode ?? 1);
     const generations = num(o.num_generations, spec.rollout?.n ?? 8);
     const perDevice = num(o.per_device_train_batch_size, 8);
     const steps = num(o.steps_per_generation, num(o.gradient_accumulation_steps, 1));
-    const batch = o.generation_batch_size !== undefined && o.generation_batch_size !== null ? num(o.generation_batch_size, 0) : perDevice * processes * steps;
-    if (generations < 2) add(o.num_generations !== undefined ? 'overrides.num_generations' : 'rollout.n', 'error', `GRPO needs at least 2 generations per prompt (TRL refuses ${generations})`);
+    const batch =
+      o.generation_batch_size !== undefined && o.generation_batch_size !== null
+        ? num(o.generation_batch_size, 0)
+        : perDevice * processes * steps;
+    if (generations < 2)
+      add(
+        o.num_generations !== undefined ? 'overrides.num_generations' : 'rollout.n',
+        'error',
+        `GRPO needs at least 2 generations per prompt (TRL refuses ${generations})`,
+      );
     else if (batch % generations !== 0) {
-      add(o.generation_batch_size !== undefined ? 'overrides.generation_batch_size' : 'overrides.per_device_train_batch_size', 'error', `TRL refuses a generation batch of ${batch} (per_device_train_batch_size ${perDevice} × ${processes} processes × ${steps} steps per generation) that is not a multiple of num_generations ${generations}: change per_device_train_batch_size, gradient_accumulation_steps or num_generations`);
+      add(
+        o.generation_batch_size !== undefined ? 'overrides.generation_batch_size' : 'overrides.per_device_train_batch_size',
+        'error',
+        `TRL refuses a generation batch of ${batch} (per_device_train_batch_size ${perDevice} × ${processes} processes × ${steps} steps per generation) that is not a multiple of num_generations ${generations}: change per_device_train_batch_size, gradient_accumulation_steps or num_generations`,
+      );
     }
   }
   return problems;
@@ -238,9 +313,18 @@ export const trlTrainer: Trainer = {
     // The release is what counts: 1.10.0.dev0 is the build these flags ran on.
     versionAtLeast(/^v?\d+(?:\.\d+)*/.exec(version)?.[0] ?? version, TRL_CHECKED)
       ? []
-      : [{ file: specFile, field: 'framework', severity: 'warning', message: `the host has TRL ${version}; MedRL's TRL flags were checked against TRL ${TRL_CHECKED.join('.')} (and run on a GPU with it): an older TRL may refuse some of them (see launch.sh)` }],
-  installCheck: (spec) => (spec.entry ? { test: 'command -v accelerate', what: 'accelerate (the accelerate command)' } : { test: 'command -v trl', what: 'trl (the trl command)' }),
+      : [
+          {
+            file: specFile,
+            field: 'framework',
+            severity: 'warning',
+            message: `the host has TRL ${version}; MedRL's TRL flags were checked against TRL ${TRL_CHECKED.join('.')} (and run on a GPU with it): an older TRL may refuse some of them (see launch.sh)`,
+          },
+        ],
+  installCheck: (spec) =>
+    spec.entry
+      ? { test: 'command -v accelerate', what: 'accelerate (the accelerate command)' }
+      : { test: 'command -v trl', what: 'trl (the trl command)' },
   // `trl SUB` and `accelerate launch` take accelerate's machine flags once per node.
   multiNode: () => 'accelerate',
 };
-

@@ -51,7 +51,10 @@ const K = {
 } as const;
 
 /** A log-prob micro batch key (rollout, ref) and its deprecated global twin. */
-const LOG_PROB = (role: 'rollout' | 'ref') => ({ perGpu: `actor_rollout_ref.${role}.log_prob_micro_batch_size_per_gpu`, global: `actor_rollout_ref.${role}.log_prob_micro_batch_size` });
+const LOG_PROB = (role: 'rollout' | 'ref') => ({
+  perGpu: `actor_rollout_ref.${role}.log_prob_micro_batch_size_per_gpu`,
+  global: `actor_rollout_ref.${role}.log_prob_micro_batch_size`,
+});
 
 interface BatchPlan {
   /** Keys verl needs that the spec leaves unset, with the values derived from its resources. */
@@ -90,16 +93,25 @@ function batchPlan(spec: RunSpec): BatchPlan {
   const n = num(K.n, spec.rollout?.n ?? 1);
   const trainBatch = num(K.trainBatch, VERL_DEFAULTS.trainBatch);
   const sp = num(K.sp, 1);
-  const tokens = (num('data.max_prompt_length', VERL_DEFAULTS.promptLength) ?? VERL_DEFAULTS.promptLength) + (num('data.max_response_length', VERL_DEFAULTS.responseLength) ?? VERL_DEFAULTS.responseLength);
+  const tokens =
+    (num('data.max_prompt_length', VERL_DEFAULTS.promptLength) ?? VERL_DEFAULTS.promptLength) +
+    (num('data.max_response_length', VERL_DEFAULTS.responseLength) ?? VERL_DEFAULTS.responseLength);
   const microCap = Math.min(MAX_FILLED_MICRO, Math.max(1, Math.floor(VERL_DEFAULTS.tokensPerGpu / tokens)));
   if (n === undefined || trainBatch === undefined || sp === undefined) return plan;
 
   if (gpus > 0 && (trainBatch * n) % gpus !== 0) {
-    refuse(K.trainBatch, `data.train_batch_size × rollout.n (${trainBatch} × ${n} = ${trainBatch * n}) must be divisible by the ${gpus} GPUs (verl: "real_train_batch_size (${trainBatch * n}) must be divisible by minimal possible batch size (${gpus})"): set overrides.${K.trainBatch} to a multiple of ${gpus / gcd(gpus, n)}`);
+    refuse(
+      K.trainBatch,
+      `data.train_batch_size × rollout.n (${trainBatch} × ${n} = ${trainBatch * n}) must be divisible by the ${gpus} GPUs (verl: "real_train_batch_size (${trainBatch * n}) must be divisible by minimal possible batch size (${gpus})"): set overrides.${K.trainBatch} to a multiple of ${gpus / gcd(gpus, n)}`,
+    );
   }
   const tp = has(K.tp) ? num(K.tp, VERL_DEFAULTS.rolloutTp) : VERL_DEFAULTS.rolloutTp;
   if (gpus > 0 && tp !== undefined && gpus % tp !== 0) {
-    if (has(K.tp)) refuse(K.tp, `the rollout's tensor_model_parallel_size ${tp} does not divide the ${gpus} GPUs (verl: "rollout world_size: ${gpus} is not divisible by infer_tp: ${tp}"): set overrides.${K.tp} to a divisor of ${gpus}`);
+    if (has(K.tp))
+      refuse(
+        K.tp,
+        `the rollout's tensor_model_parallel_size ${tp} does not divide the ${gpus} GPUs (verl: "rollout world_size: ${gpus} is not divisible by infer_tp: ${tp}"): set overrides.${K.tp} to a divisor of ${gpus}`,
+      );
     else plan.fill.push([K.tp, '1']); // verl's default 2 cannot split an odd GPU count
   }
 
@@ -112,37 +124,64 @@ function batchPlan(spec: RunSpec): BatchPlan {
   const trainer = (role: string, keys: { mini: string; micro: string; global: string }, mini: number | undefined, fillMini: boolean) => {
     if (mini === undefined) return;
     if (fillMini) plan.fill.push([keys.mini, String(mini)]);
-    if (trainBatch < mini) refuse(keys.mini, `${role}.ppo_mini_batch_size (${mini}) is above data.train_batch_size (${trainBatch}) (verl: "train_batch_size (${trainBatch}) must be >= ${role}.ppo_mini_batch_size (${mini})"): set overrides.${keys.mini} to at most ${trainBatch}`);
+    if (trainBatch < mini)
+      refuse(
+        keys.mini,
+        `${role}.ppo_mini_batch_size (${mini}) is above data.train_batch_size (${trainBatch}) (verl: "train_batch_size (${trainBatch}) must be >= ${role}.ppo_mini_batch_size (${mini})"): set overrides.${keys.mini} to at most ${trainBatch}`,
+      );
     const local = Math.floor((mini * n) / dp);
     if (local === 0) {
-      refuse(keys.mini, `${role}.ppo_mini_batch_size × rollout.n (${mini} × ${n}) is less than the ${dp} data-parallel GPUs, so each gets none (verl: "ppo_mini_batch_size 0 should be larger than 0 after normalization"): set overrides.${keys.mini} to at least ${Math.ceil(dp / n)}`);
+      refuse(
+        keys.mini,
+        `${role}.ppo_mini_batch_size × rollout.n (${mini} × ${n}) is less than the ${dp} data-parallel GPUs, so each gets none (verl: "ppo_mini_batch_size 0 should be larger than 0 after normalization"): set overrides.${keys.mini} to at least ${Math.ceil(dp / n)}`,
+      );
       return;
     }
-    if (has(keys.micro) && has(keys.global)) refuse(keys.global, `both ${keys.global} and ${keys.micro} are set; verl takes only the _per_gpu one (the other is deprecated): remove overrides.${keys.global}`);
+    if (has(keys.micro) && has(keys.global))
+      refuse(
+        keys.global,
+        `both ${keys.global} and ${keys.micro} are set; verl takes only the _per_gpu one (the other is deprecated): remove overrides.${keys.global}`,
+      );
     let micro: number | undefined;
     if (has(keys.micro)) micro = num(keys.micro, 1);
     else if (has(keys.global)) {
       const global = num(keys.global, 1);
       micro = global === undefined ? undefined : Math.floor(global / dp);
-      if (micro === 0) refuse(keys.global, `${keys.global} (${global}) is less than the ${dp} data-parallel GPUs: set overrides.${keys.micro} instead (sequences per GPU)`);
+      if (micro === 0)
+        refuse(
+          keys.global,
+          `${keys.global} (${global}) is less than the ${dp} data-parallel GPUs: set overrides.${keys.micro} instead (sequences per GPU)`,
+        );
     } else {
       micro = microFor(local);
       plan.fill.push([keys.micro, String(micro)]);
     }
     if (micro && local % micro !== 0) {
-      refuse(keys.micro, `each GPU's share of the mini batch (${role}.ppo_mini_batch_size × rollout.n / ${dp} GPUs = ${local}) is not divisible by the micro batch ${micro} (verl: "normalized ppo_mini_batch_size ${local} should be divisible by ppo_micro_batch_size_per_gpu ${micro}"): set overrides.${keys.micro} to a divisor of ${local}`);
+      refuse(
+        keys.micro,
+        `each GPU's share of the mini batch (${role}.ppo_mini_batch_size × rollout.n / ${dp} GPUs = ${local}) is not divisible by the micro batch ${micro} (verl: "normalized ppo_mini_batch_size ${local} should be divisible by ppo_micro_batch_size_per_gpu ${micro}"): set overrides.${keys.micro} to a divisor of ${local}`,
+      );
     }
   };
   const actorMini = has(K.mini) ? num(K.mini, VERL_DEFAULTS.miniBatch) : Math.min(VERL_DEFAULTS.miniBatch, trainBatch);
   trainer('actor', { mini: K.mini, micro: K.micro, global: K.microGlobal }, actorMini, !has(K.mini));
   if (spec.algorithm === 'ppo') {
     // critic.ppo_mini_batch_size defaults to the actor's (ppo_trainer.yaml interpolation).
-    trainer('critic', { mini: K.criticMini, micro: K.criticMicro, global: K.criticMicroGlobal }, has(K.criticMini) ? num(K.criticMini, 1) : actorMini, false);
+    trainer(
+      'critic',
+      { mini: K.criticMini, micro: K.criticMicro, global: K.criticMicroGlobal },
+      has(K.criticMini) ? num(K.criticMini, 1) : actorMini,
+      false,
+    );
   }
 
   const logProb = (role: 'rollout' | 'ref') => {
     const keys = LOG_PROB(role);
-    if (has(keys.perGpu) && has(keys.global)) refuse(keys.global, `both ${keys.global} and ${keys.perGpu} are set; verl takes only the _per_gpu one (the other is deprecated): remove overrides.${keys.global}`);
+    if (has(keys.perGpu) && has(keys.global))
+      refuse(
+        keys.global,
+        `both ${keys.global} and ${keys.perGpu} are set; verl takes only the _per_gpu one (the other is deprecated): remove overrides.${keys.global}`,
+      );
     else if (!has(keys.perGpu) && !has(keys.global)) plan.fill.push([keys.perGpu, String(microCap)]);
   };
   logProb('rollout');
@@ -158,11 +197,23 @@ function gcd(a: number, b: number): number {
 function verlProblems(spec: RunSpec, specFile: string): Problem[] {
   const problems: Problem[] = [];
   if (spec.algorithm === 'grpo' || spec.algorithm === 'ppo') {
-    for (const r of batchPlan(spec).refused) problems.push({ file: specFile, field: `overrides.${r.key}`, severity: 'error', message: r.message });
-    if (spec.reward && 'model' in spec.reward && spec.overrides?.['reward_model.micro_batch_size_per_gpu'] === undefined && spec.overrides?.['reward_model.micro_batch_size'] === undefined) {
+    for (const r of batchPlan(spec).refused)
+      problems.push({ file: specFile, field: `overrides.${r.key}`, severity: 'error', message: r.message });
+    if (
+      spec.reward &&
+      'model' in spec.reward &&
+      spec.overrides?.['reward_model.micro_batch_size_per_gpu'] === undefined &&
+      spec.overrides?.['reward_model.micro_batch_size'] === undefined
+    ) {
       // 0.4-0.6 refuse a reward model without it ("[reward_model] Please set at least one of ..."); later verl moved
       // the reward model under reward.reward_model, where this key no longer exists, so it is not filled for you.
-      problems.push({ file: specFile, field: 'overrides.reward_model.micro_batch_size_per_gpu', severity: 'warning', message: 'verl up to 0.6 refuses a reward model without reward_model.micro_batch_size_per_gpu: set it in overrides for those versions' });
+      problems.push({
+        file: specFile,
+        field: 'overrides.reward_model.micro_batch_size_per_gpu',
+        severity: 'warning',
+        message:
+          'verl up to 0.6 refuses a reward model without reward_model.micro_batch_size_per_gpu: set it in overrides for those versions',
+      });
     }
   }
   return problems;

@@ -30,7 +30,8 @@ export function parseScoreSpec(spec: string): ScoreParser {
     for (const pair of rest.split(',')) {
       const [label, value] = pair.split('=');
       const n = Number(value);
-      if (!label?.trim() || value === undefined || !Number.isFinite(n)) throw new Error(`score parser "${spec}": "${pair}" is not LABEL=NUMBER`);
+      if (!label?.trim() || value === undefined || !Number.isFinite(n))
+        throw new Error(`score parser "${spec}": "${pair}" is not LABEL=NUMBER`);
       labels[label.trim().toLowerCase()] = n;
     }
     return { kind: 'label', labels };
@@ -40,10 +41,16 @@ export function parseScoreSpec(spec: string): ScoreParser {
 
 export function describeParser(p: ScoreParser): string {
   switch (p.kind) {
-    case 'number': return 'number';
-    case 'json': return `json:${p.field}`;
-    case 'regex': return `regex:${p.pattern}`;
-    case 'label': return `label:${Object.entries(p.labels).map(([k, v]) => `${k}=${v}`).join(',')}`;
+    case 'number':
+      return 'number';
+    case 'json':
+      return `json:${p.field}`;
+    case 'regex':
+      return `regex:${p.pattern}`;
+    case 'label':
+      return `label:${Object.entries(p.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')}`;
   }
 }
 
@@ -87,23 +94,32 @@ export function parseScore(raw: string, parser: ScoreParser): ParsedScore {
       // "Score: 7" wins over other numbers in the text; otherwise the first number.
       const m = /score\s*[:=]?\s*(-?\d+(?:\.\d+)?)/i.exec(raw) ?? NUMBER.exec(raw);
       const n = m ? Number(m[1] ?? m[0]) : NaN;
-      return Number.isFinite(n) ? { score: n, detail: null, error: null } : { score: null, detail: null, error: 'no number in the judge answer' };
+      return Number.isFinite(n)
+        ? { score: n, detail: null, error: null }
+        : { score: null, detail: null, error: 'no number in the judge answer' };
     }
     case 'json': {
       const obj = firstJsonObject(raw);
       if (!obj) return { score: null, detail: null, error: 'no JSON object in the judge answer' };
       let value: unknown = obj;
-      for (const key of parser.field.split('.')) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+      for (const key of parser.field.split('.'))
+        value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
       const n = toNumber(value);
       return n === null
-        ? { score: null, detail: obj, error: `JSON field "${parser.field}" is ${value === undefined ? 'missing' : `not a number (${JSON.stringify(value)})`}` }
+        ? {
+            score: null,
+            detail: obj,
+            error: `JSON field "${parser.field}" is ${value === undefined ? 'missing' : `not a number (${JSON.stringify(value)})`}`,
+          }
         : { score: n, detail: obj, error: null };
     }
     case 'regex': {
       const m = new RegExp(parser.pattern, 'i').exec(raw);
       if (!m) return { score: null, detail: null, error: `the judge answer does not match /${parser.pattern}/` };
       const n = toNumber(m[1] ?? m[0]);
-      return n === null ? { score: null, detail: { match: m[0] }, error: `/${parser.pattern}/ matched "${m[1] ?? m[0]}", not a number` } : { score: n, detail: { match: m[0] }, error: null };
+      return n === null
+        ? { score: null, detail: { match: m[0] }, error: `/${parser.pattern}/ matched "${m[1] ?? m[0]}", not a number` }
+        : { score: n, detail: { match: m[0] }, error: null };
     }
     case 'label': {
       // The label that appears first, as a whole word ("incorrect" does not count as "correct").
@@ -112,7 +128,9 @@ export function parseScore(raw: string, parser: ScoreParser): ParsedScore {
         const m = new RegExp(`(?<![\\w-])${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`, 'i').exec(raw);
         if (m && (!best || m.index < best.at)) best = { label, at: m.index };
       }
-      return best ? { score: parser.labels[best.label]!, detail: { label: best.label }, error: null } : { score: null, detail: null, error: `none of the labels ${Object.keys(parser.labels).join(', ')} in the judge answer` };
+      return best
+        ? { score: parser.labels[best.label]!, detail: { label: best.label }, error: null }
+        : { score: null, detail: null, error: `none of the labels ${Object.keys(parser.labels).join(', ')} in the judge answer` };
     }
   }
 }

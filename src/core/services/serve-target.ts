@@ -12,8 +12,13 @@ export function serviceNameOf(label: string): string {
 /** What serving a checkpoint loads: its HuggingFace folder, or a clear error saying to merge first. */
 export function servableModel(ck: Checkpoint): string {
   if (ck.servable) return ck.servable;
-  if (ck.mergeable) throw new Error(`${ck.host}:${ck.path} holds ${ck.kind === 'verl-megatron' ? 'Megatron' : 'FSDP'} shards that vLLM cannot load: merge it to HuggingFace first (MedRL: Merge to HuggingFace, or medrl merge)`);
-  throw new Error(`${ck.host}:${ck.path} is a LoRA adapter without base weights: serve the base model with --enable-lora --lora-modules instead`);
+  if (ck.mergeable)
+    throw new Error(
+      `${ck.host}:${ck.path} holds ${ck.kind === 'verl-megatron' ? 'Megatron' : 'FSDP'} shards that vLLM cannot load: merge it to HuggingFace first (MedRL: Merge to HuggingFace, or medrl merge)`,
+    );
+  throw new Error(
+    `${ck.host}:${ck.path} is a LoRA adapter without base weights: serve the base model with --enable-lora --lora-modules instead`,
+  );
 }
 
 export function checkpointServiceName(ck: Checkpoint): string {
@@ -24,7 +29,12 @@ export function checkpointServiceName(ck: Checkpoint): string {
  * What `serve TARGET` loads: a run id or a checkpoint/run folder path resolves to the checkpoint's HuggingFace folder
  * (latest step unless `step`); anything else is a model id or model folder, served as is.
  */
-export async function resolveServeTarget(host: Host, runsDir: string, target: string, step?: number): Promise<{ model: string; name: string; checkpoint?: Checkpoint }> {
+export async function resolveServeTarget(
+  host: Host,
+  runsDir: string,
+  target: string,
+  step?: number,
+): Promise<{ model: string; name: string; checkpoint?: Checkpoint }> {
   const isPath = target.startsWith('/') || target.startsWith('~');
   const maybeRun = !target.includes('/');
   if (isPath || maybeRun) {

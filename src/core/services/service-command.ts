@@ -45,7 +45,8 @@ const SGLANG_WITH_KEY = `import os, runpy, sys; sys.argv += ["--api-key", os.env
 
 /** The launch script of a service. The API key never appears in it, nor on any command line: vLLM reads VLLM_API_KEY, SGLang gets it in-process. */
 export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean): string {
-  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(s.name)) throw new Error(`service name "${s.name}": use letters, digits and _ (it becomes MEDRL_${s.name.toUpperCase()}_URL)`);
+  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(s.name))
+    throw new Error(`service name "${s.name}": use letters, digits and _ (it becomes MEDRL_${s.name.toUpperCase()}_URL)`);
   const served = s.servedModelName ?? s.name;
   const bind = s.bind ?? LOOPBACK;
   const lines: string[] = [
@@ -61,7 +62,15 @@ export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean
       if (standins) lines.push(`command -v vllm >/dev/null 2>&1 || export PATH=${standins}/bin:"$PATH"`);
       if (hasApiKey) lines.push(`export VLLM_API_KEY="$${API_KEY_ENV}"`);
       cmd = shellJoin([
-        'vllm', 'serve', s.model, '--host', bind, '--port', String(port), '--served-model-name', served,
+        'vllm',
+        'serve',
+        s.model,
+        '--host',
+        bind,
+        '--port',
+        String(port),
+        '--served-model-name',
+        served,
         ...(s.tensorParallel ? ['-tp', String(s.tensorParallel)] : []),
         ...(s.gpuMemoryUtilization ? ['--gpu-memory-utilization', String(s.gpuMemoryUtilization)] : []),
         ...(s.args ?? []),
@@ -70,7 +79,16 @@ export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean
     case 'sglang':
       if (standins) lines.push(`python3 -c 'import sglang' >/dev/null 2>&1 || export PYTHONPATH=${standins}\${PYTHONPATH:+:$PYTHONPATH}`);
       cmd = shellJoin([
-        'python3', ...(hasApiKey ? ['-c', SGLANG_WITH_KEY] : ['-m', 'sglang.launch_server']), '--model-path', s.model, '--host', bind, '--port', String(port), '--served-model-name', served,
+        'python3',
+        ...(hasApiKey ? ['-c', SGLANG_WITH_KEY] : ['-m', 'sglang.launch_server']),
+        '--model-path',
+        s.model,
+        '--host',
+        bind,
+        '--port',
+        String(port),
+        '--served-model-name',
+        served,
         ...(s.tensorParallel ? ['--tp', String(s.tensorParallel)] : []),
         ...(s.gpuMemoryUtilization ? ['--mem-fraction-static', String(s.gpuMemoryUtilization)] : []),
         ...(s.args ?? []),
@@ -80,7 +98,14 @@ export function serviceScript(s: ServiceLaunch, port: number, hasApiKey: boolean
       if (hasApiKey) throw new Error(`service "${s.name}": trl vllm-serve has no API key; serve without one`);
       if (standins) lines.push(`command -v trl >/dev/null 2>&1 || export PATH=${standins}/bin:"$PATH"`);
       cmd = shellJoin([
-        'trl', 'vllm-serve', '--model', s.model, '--host', bind, '--port', String(port),
+        'trl',
+        'vllm-serve',
+        '--model',
+        s.model,
+        '--host',
+        bind,
+        '--port',
+        String(port),
         ...(s.tensorParallel ? ['--tensor_parallel_size', String(s.tensorParallel)] : []),
         ...(s.gpuMemoryUtilization ? ['--gpu_memory_utilization', String(s.gpuMemoryUtilization)] : []),
         ...(s.args ?? []),
@@ -109,7 +134,10 @@ export function trainerSharesMachine(serviceHost: string, run: { host: string; s
  * host (the service's `host:`, else the run's), bound to 127.0.0.1 when the trainer shares its machine, else 0.0.0.0
  * (unless the spec names `bind:`). `run`: the run's host and scheduler.
  */
-export function serviceLaunchesOfSpec(spec: Pick<RunSpec, 'services' | 'setup' | 'workdir' | 'env'>, run: { host: string; scheduler: RunSpec['scheduler'] }): { host: string; launch: ServiceLaunch }[] {
+export function serviceLaunchesOfSpec(
+  spec: Pick<RunSpec, 'services' | 'setup' | 'workdir' | 'env'>,
+  run: { host: string; scheduler: RunSpec['scheduler'] },
+): { host: string; launch: ServiceLaunch }[] {
   return Object.entries(spec.services ?? {})
     .filter(([, s]) => !s.judge)
     .map(([name, s]) => {

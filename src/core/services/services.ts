@@ -35,7 +35,14 @@ export interface ServiceStatus {
 function toService(record: RunRecord): Service | undefined {
   const s = record.service;
   if (record.kind !== 'service' || !s) return undefined;
-  return { record, name: s.name ?? record.name, engine: s.engine ?? 'vllm', model: s.model, servedModelName: s.servedModelName ?? s.model, port: s.port };
+  return {
+    record,
+    name: s.name ?? record.name,
+    engine: s.engine ?? 'vllm',
+    model: s.model,
+    servedModelName: s.servedModelName ?? s.model,
+    port: s.port,
+  };
 }
 
 /** A free TCP port on the host (the kernel picks it). */
@@ -58,7 +65,7 @@ export async function startService(host: Host, runsDir: string, launch: ServiceL
   const port = launch.port ?? (await freePortOn(host));
   const bind = launch.bind ?? LOOPBACK;
   // Bound beyond loopback: record the name other machines reach this host by (a run's MEDRL_<NAME>_URL uses it).
-  const address = bind === LOOPBACK ? undefined : launch.address ?? (await hostAddress(host));
+  const address = bind === LOOPBACK ? undefined : (launch.address ?? (await hostAddress(host)));
   const servedModelName = launch.servedModelName ?? launch.name;
   const record = await launchJob(host, {
     runsDir,
@@ -68,7 +75,15 @@ export async function startService(host: Host, runsDir: string, launch: ServiceL
     algorithm: 'serve',
     name: launch.name,
     script: serviceScript(launch, port, apiKey !== undefined),
-    service: { port, model: launch.model, servedModelName, engine: launch.engine, name: launch.name, ...(apiKey !== undefined ? { apiKey: true } : {}), ...(address ? { bind, address } : {}) },
+    service: {
+      port,
+      model: launch.model,
+      servedModelName,
+      engine: launch.engine,
+      name: launch.name,
+      ...(apiKey !== undefined ? { apiKey: true } : {}),
+      ...(address ? { bind, address } : {}),
+    },
     ...(apiKey !== undefined ? { secrets: { [API_KEY_ENV]: apiKey } } : {}),
   });
   return { record, name: launch.name, engine: launch.engine, model: launch.model, servedModelName, port };
@@ -80,14 +95,23 @@ export async function listServices(host: Host, runsDir: string): Promise<Service
 }
 
 /** Asks a server over HTTP whether it is up: /health, then /v1/models (with the key). */
-export async function probeServer(baseUrl: string, engine: ServiceEngine, apiKey?: string, timeoutMs = 3000): Promise<{ ready: boolean; models?: string[]; detail: string }> {
+export async function probeServer(
+  baseUrl: string,
+  engine: ServiceEngine,
+  apiKey?: string,
+  timeoutMs = 3000,
+): Promise<{ ready: boolean; models?: string[]; detail: string }> {
   const paths = healthPaths(engine);
-  const get = (path: string) => fetch(`${baseUrl}${path}`, { signal: AbortSignal.timeout(timeoutMs), headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} });
+  const get = (path: string) =>
+    fetch(`${baseUrl}${path}`, { signal: AbortSignal.timeout(timeoutMs), headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} });
   let res: Response;
   try {
     res = await get(paths.health);
   } catch (err) {
-    return { ready: false, detail: `not answering yet (${(err as Error).cause ? String(((err as Error).cause as Error).message ?? (err as Error).cause) : (err as Error).message})` };
+    return {
+      ready: false,
+      detail: `not answering yet (${(err as Error).cause ? String(((err as Error).cause as Error).message ?? (err as Error).cause) : (err as Error).message})`,
+    };
   }
   if (!res.ok) return { ready: false, detail: `${paths.health}: HTTP ${res.status} ${await res.text().then((t) => t.slice(0, 200))}` };
   await res.body?.cancel();
@@ -102,7 +126,10 @@ export async function probeServer(baseUrl: string, engine: ServiceEngine, apiKey
 
 /** The last lines of a run's log tail. */
 function lastLines(run: RunInfo, n: number): string {
-  return run.logTail.split('\n').slice(-n - 1).join('\n');
+  return run.logTail
+    .split('\n')
+    .slice(-n - 1)
+    .join('\n');
 }
 
 /**
@@ -112,7 +139,10 @@ function lastLines(run: RunInfo, n: number): string {
  */
 async function holdsPort(host: Host, svc: Service): Promise<boolean> {
   if (svc.record.pgid === undefined) return true;
-  const r = await execChecked(host, `command -v ss > /dev/null || { echo no-ss; exit 0; }; for p in $(ss -Hltnp 'sport = :${svc.port}' | grep -o 'pid=[0-9]*' | cut -d= -f2); do ps -o pgid= -p "$p"; done`);
+  const r = await execChecked(
+    host,
+    `command -v ss > /dev/null || { echo no-ss; exit 0; }; for p in $(ss -Hltnp 'sport = :${svc.port}' | grep -o 'pid=[0-9]*' | cut -d= -f2); do ps -o pgid= -p "$p"; done`,
+  );
   if (r.stdout.trim() === 'no-ss') return true;
   return r.stdout.split(/\s+/).includes(String(svc.record.pgid));
 }
@@ -130,12 +160,28 @@ export async function serviceStatus(host: Host, svc: Service, localPort: number 
   const exit = run.exitCode !== undefined ? { exitCode: run.exitCode } : {};
   if (run.state === 'cancelled') return { state: 'stopped', logTail, ...exit };
   if (run.state === 'succeeded' || run.state === 'failed' || run.state === 'lost') {
-    return { state: 'failed', logTail, detail: run.exitCode !== undefined ? `exited with code ${run.exitCode}` : run.reason ?? 'its process is gone', ...exit, ...(standIn ? { standIn } : {}) };
+    return {
+      state: 'failed',
+      logTail,
+      detail: run.exitCode !== undefined ? `exited with code ${run.exitCode}` : (run.reason ?? 'its process is gone'),
+      ...exit,
+      ...(standIn ? { standIn } : {}),
+    };
   }
   if (localPort === undefined) return { state: 'starting', detail: 'no port forward yet', ...(standIn ? { standIn } : {}) };
-  if (apiKey !== undefined && !(await holdsPort(host, svc))) return { state: 'starting', detail: `port ${svc.port} is not held by this service (yet): its API key is not sent there`, ...(standIn ? { standIn } : {}) };
+  if (apiKey !== undefined && !(await holdsPort(host, svc)))
+    return {
+      state: 'starting',
+      detail: `port ${svc.port} is not held by this service (yet): its API key is not sent there`,
+      ...(standIn ? { standIn } : {}),
+    };
   const p = await probeServer(`http://127.0.0.1:${localPort}`, svc.engine, apiKey);
-  return { state: p.ready ? 'ready' : 'starting', detail: p.detail, ...(p.models ? { models: p.models } : {}), ...(standIn ? { standIn } : {}) };
+  return {
+    state: p.ready ? 'ready' : 'starting',
+    detail: p.detail,
+    ...(p.models ? { models: p.models } : {}),
+    ...(standIn ? { standIn } : {}),
+  };
 }
 
 /** A service's port forwarded to this machine over the host's connection (local host: the same port). */
@@ -147,7 +193,12 @@ export function forwardService(host: Host, svc: Service): Promise<PortForward> {
  * Polls until the service is ready or has failed (starting → ready, or → failed with its log tail); each state change
  * is reported. Rejects on timeout with the last detail and the log tail.
  */
-export async function waitForService(host: Host, svc: Service, localPort: number, o: { apiKey?: string; timeoutMs?: number; pollMs?: number; signal?: AbortSignal; onStatus?: (s: ServiceStatus) => void } = {}): Promise<ServiceStatus> {
+export async function waitForService(
+  host: Host,
+  svc: Service,
+  localPort: number,
+  o: { apiKey?: string; timeoutMs?: number; pollMs?: number; signal?: AbortSignal; onStatus?: (s: ServiceStatus) => void } = {},
+): Promise<ServiceStatus> {
   const deadline = Date.now() + (o.timeoutMs ?? 600_000);
   let last: ServiceState | undefined;
   for (;;) {
@@ -158,7 +209,9 @@ export async function waitForService(host: Host, svc: Service, localPort: number
     if (s.state !== 'starting') return s;
     if (Date.now() > deadline) {
       const tail = lastLines(await runStatus(host, svc.record), 20);
-      throw new Error(`${host.name}: service ${svc.name} is not ready after ${Math.round((o.timeoutMs ?? 600_000) / 1000)} s (${s.detail ?? 'starting'}); log ${svc.record.dir}/output.log:\n${tail}`);
+      throw new Error(
+        `${host.name}: service ${svc.name} is not ready after ${Math.round((o.timeoutMs ?? 600_000) / 1000)} s (${s.detail ?? 'starting'}); log ${svc.record.dir}/output.log:\n${tail}`,
+      );
     }
     await new Promise((r) => setTimeout(r, o.pollMs ?? 500));
   }
@@ -174,7 +227,8 @@ export async function stopService(host: Host, svc: Service): Promise<void> {
  * host, so a service started with one needs it again.
  */
 export async function restartService(host: Host, svc: Service, apiKey?: string): Promise<Service> {
-  if (svc.record.service?.apiKey && apiKey === undefined) throw new Error(`service ${svc.name} was started with an API key: give it again to restart (it is kept only where it was started)`);
+  if (svc.record.service?.apiKey && apiKey === undefined)
+    throw new Error(`service ${svc.name} was started with an API key: give it again to restart (it is kept only where it was started)`);
   if ((await runStatus(host, svc.record)).state === 'running') await stopService(host, svc);
   return { ...svc, record: await relaunchJob(host, svc.record, apiKey !== undefined ? { [API_KEY_ENV]: apiKey } : {}) };
 }

@@ -69,7 +69,8 @@ const isLoopback = (h: string) => h === 'localhost' || h === '::1' || h === '[::
 export async function resolveRunEnv(req: RunEnvRequest): Promise<RunEnv> {
   const { spec, config, secrets } = req;
   const out: Required<RunEnv> = { vars: {}, secrets: {}, problems: [] };
-  const problem = (field: string, severity: Problem['severity'], message: string) => out.problems.push({ file: req.specFile, field, severity, message });
+  const problem = (field: string, severity: Problem['severity'], message: string) =>
+    out.problems.push({ file: req.specFile, field, severity, message });
   const put = (name: string, e: Endpoint) => {
     const n = name.toUpperCase();
     out.vars[`MEDRL_${n}_URL`] = e.url;
@@ -84,17 +85,28 @@ export async function resolveRunEnv(req: RunEnvRequest): Promise<RunEnv> {
     }
     const envName = `MEDRL_${service.toUpperCase()}_API_KEY`;
     const key = await secrets.judgeKey(judge, envName);
-    if (!key) problem(field, 'warning', `judge "${judge}" has no API key here: the run calls it without one (${secrets.howToSet({ judge }, envName)} if it needs one)`);
+    if (!key)
+      problem(
+        field,
+        'warning',
+        `judge "${judge}" has no API key here: the run calls it without one (${secrets.howToSet({ judge }, envName)} if it needs one)`,
+      );
     // medrl.yaml's url is as the judge's own host sees it (`host:`, else this machine).
     if (isLoopback(new URL(j.url).hostname) && !trainerSharesMachine(j.host ?? 'local', req.run)) {
-      problem(field, 'warning', `judge "${judge}" is at ${j.url} on ${j.host ?? 'this machine'}, which the trainer (on ${req.run.host}, ${req.run.scheduler} scheduler) cannot reach at that address: give judges.${judge}.url in medrl.yaml an address the run's nodes can reach`);
+      problem(
+        field,
+        'warning',
+        `judge "${judge}" is at ${j.url} on ${j.host ?? 'this machine'}, which the trainer (on ${req.run.host}, ${req.run.scheduler} scheduler) cannot reach at that address: give judges.${judge}.url in medrl.yaml an address the run's nodes can reach`,
+      );
     }
     return { url: j.url.replace(/\/+$/, ''), model: j.model, ...(key ? { apiKey: key } : {}) };
   };
 
   for (const [name, s] of Object.entries(spec.services ?? {})) {
     const field = `services.${name}`;
-    const e = s.judge ? await judgeEndpoint(name, s.judge, `${field}.judge`) : await runningService(req, name, s.host ?? req.run.host, field, problem);
+    const e = s.judge
+      ? await judgeEndpoint(name, s.judge, `${field}.judge`)
+      : await runningService(req, name, s.host ?? req.run.host, field, problem);
     if (e) put(name, e);
   }
   if (!out.vars.MEDRL_JUDGE_URL) {
@@ -109,7 +121,12 @@ export async function resolveRunEnv(req: RunEnvRequest): Promise<RunEnv> {
   if (spec.wandb) {
     const key = await secrets.token('WANDB_API_KEY');
     if (key) out.secrets.WANDB_API_KEY = key;
-    else problem('wandb', 'error', `the run logs to W&B but there is no W&B API key: ${secrets.howToSet({ token: 'WANDB_API_KEY' }, 'WANDB_API_KEY')}`);
+    else
+      problem(
+        'wandb',
+        'error',
+        `the run logs to W&B but there is no W&B API key: ${secrets.howToSet({ token: 'WANDB_API_KEY' }, 'WANDB_API_KEY')}`,
+      );
   }
 
   if (req.run.scheduler === 'ray') {
@@ -124,7 +141,13 @@ export async function resolveRunEnv(req: RunEnvRequest): Promise<RunEnv> {
 }
 
 /** The newest running service of this name on its host, as the trainer reaches it; a problem when there is none. */
-async function runningService(req: RunEnvRequest, name: string, hostName: string, field: string, problem: (field: string, severity: Problem['severity'], message: string) => void): Promise<Endpoint | undefined> {
+async function runningService(
+  req: RunEnvRequest,
+  name: string,
+  hostName: string,
+  field: string,
+  problem: (field: string, severity: Problem['severity'], message: string) => void,
+): Promise<Endpoint | undefined> {
   const h = req.hosts.find((x) => x.name === hostName);
   if (!h) {
     problem(`${field}.host`, 'error', `unknown host "${hostName}": add it under hosts in medrl.yaml`);
@@ -146,18 +169,31 @@ async function runningService(req: RunEnvRequest, name: string, hostName: string
     if (st.state === 'failed' || st.state === 'stopped') continue;
     const envName = `MEDRL_${name.toUpperCase()}_API_KEY`;
     const key = svc.record.service?.apiKey ? await req.secrets.serviceKey(svc, envName) : undefined;
-    if (svc.record.service?.apiKey && !key) problem(field, 'error', `service "${name}" on ${hostName} was started with an API key that is not here: ${req.secrets.howToSet({ service: name }, envName)}`);
+    if (svc.record.service?.apiKey && !key)
+      problem(
+        field,
+        'error',
+        `service "${name}" on ${hostName} was started with an API key that is not here: ${req.secrets.howToSet({ service: name }, envName)}`,
+      );
     const bind = svc.record.service?.bind ?? LOOPBACK;
     let at = LOOPBACK;
     if (!trainerSharesMachine(hostName, req.run)) {
       if (isLoopback(bind) || !svc.record.service?.address) {
-        problem(field, 'error', `service "${name}" on ${hostName} listens on ${bind} only, which the trainer (on ${req.run.host}, ${req.run.scheduler} scheduler) cannot reach: stop it and start it again from this spec (it then binds 0.0.0.0), or set ${field}.bind`);
+        problem(
+          field,
+          'error',
+          `service "${name}" on ${hostName} listens on ${bind} only, which the trainer (on ${req.run.host}, ${req.run.scheduler} scheduler) cannot reach: stop it and start it again from this spec (it then binds 0.0.0.0), or set ${field}.bind`,
+        );
         return undefined;
       }
       at = svc.record.service.address;
     }
     return { url: `http://${at}:${svc.port}/v1`, model: svc.servedModelName, ...(key ? { apiKey: key } : {}) };
   }
-  problem(field, 'error', `the run needs service "${name}" on ${hostName} but it is not running: start it first (MedRL: Start Services from Spec, or medrl serve --spec)`);
+  problem(
+    field,
+    'error',
+    `the run needs service "${name}" on ${hostName} but it is not running: start it first (MedRL: Start Services from Spec, or medrl serve --spec)`,
+  );
   return undefined;
 }

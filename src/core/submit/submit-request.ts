@@ -26,6 +26,22 @@ export async function submitRequest(i: SubmitRequestInput): Promise<SubmitReques
   const hostName = i.host ?? i.spec.host ?? i.config.defaults.host;
   const hostConfig = findHost(i.config, hostName);
   const run = { host: hostName, scheduler: i.spec.scheduler ?? hostConfig.scheduler };
-  const runEnv = await resolveRunEnv({ spec: i.spec, specFile: i.specFile, config: i.config, hosts: workspaceHosts(i.config), pool: i.pool, run, secrets: i.secrets });
-  return { spec: i.spec, specText: i.specText, specFile: i.specFile, workspaceRoot: i.workspaceRoot, host: await i.pool.get(hostName), hostConfig, runEnv };
+  const runEnv = await resolveRunEnv({
+    spec: i.spec,
+    specFile: i.specFile,
+    config: i.config,
+    hosts: workspaceHosts(i.config),
+    pool: i.pool,
+    run,
+    secrets: i.secrets,
+  });
+  return {
+    spec: i.spec,
+    specText: i.specText,
+    specFile: i.specFile,
+    workspaceRoot: i.workspaceRoot,
+    host: await i.pool.get(hostName),
+    hostConfig,
+    runEnv,
+  };
 }

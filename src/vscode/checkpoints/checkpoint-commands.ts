@@ -33,7 +33,12 @@ function nameOf(ck: Checkpoint): string {
 }
 
 /** The checkpoint a command acts on: the tree item it was run on, or one picked from every host. */
-async function checkpointArg({ state, pool }: Deps, node: CkArg | undefined, fit: (c: Checkpoint) => boolean, what: string): Promise<CkArg | undefined> {
+async function checkpointArg(
+  { state, pool }: Deps,
+  node: CkArg | undefined,
+  fit: (c: Checkpoint) => boolean,
+  what: string,
+): Promise<CkArg | undefined> {
   if (node?.kind === 'checkpoint') return node;
   const all: CkArg[] = [];
   for (const host of workspaceHosts(state.config)) {
@@ -44,7 +49,14 @@ async function checkpointArg({ state, pool }: Deps, node: CkArg | undefined, fit
     void vscode.window.showInformationMessage(`MedRL: no checkpoint to ${what}.`);
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(all.map((a) => ({ label: nameOf(a.ck), description: `${a.host.name} · step ${a.ck.step} · ${formatBytes(a.ck.sizeBytes)}${a.ck.latest ? ' · latest' : ''}`, a })), { placeHolder: `Checkpoint to ${what}` });
+  const pick = await vscode.window.showQuickPick(
+    all.map((a) => ({
+      label: nameOf(a.ck),
+      description: `${a.host.name} · step ${a.ck.step} · ${formatBytes(a.ck.sizeBytes)}${a.ck.latest ? ' · latest' : ''}`,
+      a,
+    })),
+    { placeHolder: `Checkpoint to ${what}` },
+  );
   return pick?.a;
 }
 
@@ -65,8 +77,9 @@ export function mergeCheckpointCommand(deps: Deps) {
     const { host: h, ck } = arg;
     const host = await deps.pool.get(h.name);
     const baseModel = await baseModelFolder(host, ck);
-    const target = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MedRL: merging ${nameOf(ck)} to HuggingFace`, cancellable: true }, (progress, token) =>
-      mergeWithProgress(deps, host, arg, baseModel, progress, token),
+    const target = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: merging ${nameOf(ck)} to HuggingFace`, cancellable: true },
+      (progress, token) => mergeWithProgress(deps, host, arg, baseModel, progress, token),
     );
     deps.trees.checkpoints.refresh();
     const pick = await vscode.window.showInformationMessage(`MedRL: merged ${nameOf(ck)} into ${h.name}:${target}`, 'Serve It');
@@ -75,9 +88,22 @@ export function mergeCheckpointCommand(deps: Deps) {
 }
 
 /** Starts the merge job and follows it to its HuggingFace folder; cancelling stops the job. */
-async function mergeWithProgress({ ctx }: Deps, host: Host, { host: h, ck }: CkArg, baseModel: string | undefined, progress: Progress, token: vscode.CancellationToken): Promise<string> {
+async function mergeWithProgress(
+  { ctx }: Deps,
+  host: Host,
+  { host: h, ck }: CkArg,
+  baseModel: string | undefined,
+  progress: Progress,
+  token: vscode.CancellationToken,
+): Promise<string> {
   const standins = standinsFor(ctx, h);
-  const job = await startMerge(host, ck, h.runsDir, { baseModel, workdir: h.workdir, setup: h.setup, env: h.env, ...(standins ? { standins } : {}) });
+  const job = await startMerge(host, ck, h.runsDir, {
+    baseModel,
+    workdir: h.workdir,
+    setup: h.setup,
+    env: h.env,
+    ...(standins ? { standins } : {}),
+  });
   ctx.log.info(`merge ${job.id} on ${h.name}: ${ck.path} (log ${job.dir}/output.log)`);
   const ac = new AbortController();
   token.onCancellationRequested(() => {
@@ -85,12 +111,17 @@ async function mergeWithProgress({ ctx }: Deps, host: Host, { host: h, ck }: CkA
     void cancelRun(host, job).catch((err: unknown) => ctx.log.error(`stopping merge ${job.id}: ${String(err)}`));
   });
   let done = 0;
-  return waitForMerge(host, job, (p) => {
-    ctx.log.info(`merge ${job.id}: ${p.message}`);
-    const increment = p.fraction !== undefined ? Math.max(0, p.fraction - done) * 100 : undefined;
-    if (p.fraction !== undefined) done = Math.max(done, p.fraction);
-    progress.report({ message: p.message, ...(increment ? { increment } : {}) });
-  }, { signal: ac.signal });
+  return waitForMerge(
+    host,
+    job,
+    (p) => {
+      ctx.log.info(`merge ${job.id}: ${p.message}`);
+      const increment = p.fraction !== undefined ? Math.max(0, p.fraction - done) * 100 : undefined;
+      if (p.fraction !== undefined) done = Math.max(done, p.fraction);
+      progress.report({ message: p.message, ...(increment ? { increment } : {}) });
+    },
+    { signal: ac.signal },
+  );
 }
 
 /** Downloads a checkpoint into a workspace folder, resumably, each file checked by sha256. */
@@ -110,16 +141,26 @@ export function downloadCheckpointCommand(deps: Deps) {
     if (!rel) return;
     const dest = vscode.Uri.joinPath(root, rel).fsPath;
     const host = await deps.pool.get(h.name);
-    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MedRL: downloading ${nameOf(ck)}`, cancellable: true }, (progress, token) =>
-      downloadWithProgress(deps, host, ck, dest, progress, token),
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: downloading ${nameOf(ck)}`, cancellable: true },
+      (progress, token) => downloadWithProgress(deps, host, ck, dest, progress, token),
     );
-    deps.ctx.log.info(`downloaded ${h.name}:${ck.path} to ${r.dest}: ${r.files} files, ${r.bytes} bytes in ${r.seconds.toFixed(1)} s, sha256 verified`);
+    deps.ctx.log.info(
+      `downloaded ${h.name}:${ck.path} to ${r.dest}: ${r.files} files, ${r.bytes} bytes in ${r.seconds.toFixed(1)} s, sha256 verified`,
+    );
     void vscode.window.showInformationMessage(`MedRL: downloaded ${nameOf(ck)} to ${rel} (${formatBytes(r.bytes)}, sha256 verified)`);
   };
 }
 
 /** Downloads with a progress bar; cancelling keeps what arrived, so Download again continues. */
-function downloadWithProgress({ ctx }: Deps, host: Host, ck: Checkpoint, dest: string, progress: Progress, token: vscode.CancellationToken): ReturnType<typeof download> {
+function downloadWithProgress(
+  { ctx }: Deps,
+  host: Host,
+  ck: Checkpoint,
+  dest: string,
+  progress: Progress,
+  token: vscode.CancellationToken,
+): ReturnType<typeof download> {
   const ac = new AbortController();
   token.onCancellationRequested(() => ac.abort());
   let shown = 0;
@@ -127,12 +168,16 @@ function downloadWithProgress({ ctx }: Deps, host: Host, ck: Checkpoint, dest: s
     signal: ac.signal,
     onProgress: (p) => {
       const pct = p.total ? (p.done / p.total) * 100 : 100;
-      progress.report({ increment: pct - shown, message: `${formatBytes(p.done)} of ${formatBytes(p.total)} · ${formatBytes(p.bytesPerSecond)}/s` });
+      progress.report({
+        increment: pct - shown,
+        message: `${formatBytes(p.done)} of ${formatBytes(p.total)} · ${formatBytes(p.bytesPerSecond)}/s`,
+      });
       shown = pct;
     },
     onRetry: (err, n) => ctx.log.warn(`download ${ck.path}: ${String(err)}; continuing (attempt ${n})`),
   }).catch((err: unknown) => {
-    if (ac.signal.aborted) throw new Error(`download of ${nameOf(ck)} cancelled; run Download again to continue where it stopped`, { cause: err });
+    if (ac.signal.aborted)
+      throw new Error(`download of ${nameOf(ck)} cancelled; run Download again to continue where it stopped`, { cause: err });
     throw err;
   });
 }
@@ -144,7 +189,14 @@ export function deleteCheckpointCommand(deps: Deps) {
     const arg = await checkpointArg(deps, node, () => true, 'delete');
     if (!arg) return;
     const { host: h, ck } = arg;
-    const ok = await vscode.window.showWarningMessage(`Delete ${nameOf(ck)} on ${h.name}?`, { modal: true, detail: `${ck.path}\n\nThis frees ${formatBytes(ck.sizeBytes)} and cannot be undone.${ck.latest && ck.framework === 'verl' ? ' It is the latest step: latest_checkpointed_iteration.txt will name the newest step left.' : ''}` }, 'Delete');
+    const ok = await vscode.window.showWarningMessage(
+      `Delete ${nameOf(ck)} on ${h.name}?`,
+      {
+        modal: true,
+        detail: `${ck.path}\n\nThis frees ${formatBytes(ck.sizeBytes)} and cannot be undone.${ck.latest && ck.framework === 'verl' ? ' It is the latest step: latest_checkpointed_iteration.txt will name the newest step left.' : ''}`,
+      },
+      'Delete',
+    );
     if (ok !== 'Delete') return;
     const r = await deleteCheckpoint(await deps.pool.get(h.name), ck);
     deps.ctx.log.info(`deleted ${h.name}:${ck.path} (${r.freedBytes} bytes)`);
@@ -167,7 +219,9 @@ export function resumeFromCheckpointCommand(deps: Deps) {
     for (let i = 2; await exists(uri); i++) uri = vscode.Uri.joinPath(root, 'configs', `${spec.stem}-${i}.yaml`);
     await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(spec.text));
     await vscode.window.showTextDocument(uri);
-    void vscode.window.showInformationMessage(`MedRL: wrote ${vscode.workspace.asRelativePath(uri)}: submit it to resume ${ck.run.name ?? ck.run.id} from step ${ck.step}.`);
+    void vscode.window.showInformationMessage(
+      `MedRL: wrote ${vscode.workspace.asRelativePath(uri)}: submit it to resume ${ck.run.name ?? ck.run.id} from step ${ck.step}.`,
+    );
   };
 }
 

@@ -25,7 +25,11 @@ export class CheckpointsTree implements vscode.TreeDataProvider<CheckpointsNode>
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly state: WorkspaceConfigState,
+    private readonly pool: HostPool,
+  ) {
     this.disposables = [state.onDidChange(() => this.refresh())];
   }
 
@@ -102,14 +106,31 @@ function checkpointItem(ck: Checkpoint): vscode.TreeItem {
   const item = new vscode.TreeItem(ck.latest ? `${name} (latest)` : name, vscode.TreeItemCollapsibleState.None);
   item.id = `ck:${ck.host}:${ck.path}`;
   const m = headlineMetric(ck.metrics, ck.framework);
-  item.description = [`step ${ck.step}`, formatBytes(ck.sizeBytes), `${formatAge(ck.ageMs)} ago`, m ? `${m.key} ${m.value.toPrecision(3)}` : ''].filter(Boolean).join(' · ');
+  item.description = [
+    `step ${ck.step}`,
+    formatBytes(ck.sizeBytes),
+    `${formatAge(ck.ageMs)} ago`,
+    m ? `${m.key} ${m.value.toPrecision(3)}` : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
   item.iconPath = new vscode.ThemeIcon(ck.latest ? 'star-full' : 'save', ck.latest ? new vscode.ThemeColor('charts.yellow') : undefined);
   const md = new vscode.MarkdownString(`**${name}** on \`${ck.host}\`${ck.latest ? ' (latest)' : ''}\n\n`);
-  md.appendMarkdown(`- kind: ${ck.kind}\n- holds: ${ck.parts.join(', ') || 'nothing recognised'}\n- size: ${formatBytes(ck.sizeBytes)}\n- path: \`${ck.path}\`\n`);
+  md.appendMarkdown(
+    `- kind: ${ck.kind}\n- holds: ${ck.parts.join(', ') || 'nothing recognised'}\n- size: ${formatBytes(ck.sizeBytes)}\n- path: \`${ck.path}\`\n`,
+  );
   if (ck.servable) md.appendMarkdown(`- HuggingFace folder: \`${ck.servable}\`\n`);
-  if (ck.metrics) md.appendMarkdown(Object.entries(ck.metrics).slice(0, 12).map(([k, v]) => `- ${k}: ${v}`).join('\n'));
+  if (ck.metrics)
+    md.appendMarkdown(
+      Object.entries(ck.metrics)
+        .slice(0, 12)
+        .map(([k, v]) => `- ${k}: ${v}`)
+        .join('\n'),
+    );
   item.tooltip = md;
   // Flags in the context value drive which menu entries appear (merge needs shards, serve a HuggingFace folder).
-  item.contextValue = ['medrl.checkpoint', ck.framework, ck.mergeable ? 'mergeable' : '', ck.servable ? 'servable' : ''].filter(Boolean).join(' ');
+  item.contextValue = ['medrl.checkpoint', ck.framework, ck.mergeable ? 'mergeable' : '', ck.servable ? 'servable' : '']
+    .filter(Boolean)
+    .join(' ');
   return item;
 }

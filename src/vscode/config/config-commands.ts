@@ -33,9 +33,14 @@ export function validateConfigCommand({ ctx, state }: Deps) {
       void vscode.window.showInformationMessage(`MedRL: ${msg}`);
     } else {
       const errors = state.problems.filter((p) => p.severity === 'error');
-      void vscode.window.showErrorMessage(`MedRL: medrl.yaml has ${errors.length} error(s); first: line ${errors[0]?.line ?? '?'}: ${errors[0]?.message ?? ''}`, 'Show Problems').then((p) => {
-        if (p) void vscode.commands.executeCommand('workbench.actions.view.problems');
-      });
+      void vscode.window
+        .showErrorMessage(
+          `MedRL: medrl.yaml has ${errors.length} error(s); first: line ${errors[0]?.line ?? '?'}: ${errors[0]?.message ?? ''}`,
+          'Show Problems',
+        )
+        .then((p) => {
+          if (p) void vscode.commands.executeCommand('workbench.actions.view.problems');
+        });
     }
   };
 }

@@ -76,7 +76,8 @@ export class WorkspaceConfigState implements vscode.Disposable {
     this.diagnostics.clear();
     if (next) this.diagnostics.set(next.uri, next.problems.map(toDiagnostic));
     await vscode.commands.executeCommand('setContext', 'medrl.hasConfig', next !== undefined);
-    if (next && !next.config) this.ctx.log.warn(`${vscode.workspace.asRelativePath(next.uri)} has ${next.problems.length} problem(s): see the Problems panel`);
+    if (next && !next.config)
+      this.ctx.log.warn(`${vscode.workspace.asRelativePath(next.uri)} has ${next.problems.length} problem(s): see the Problems panel`);
     this.changed.fire();
   }
 

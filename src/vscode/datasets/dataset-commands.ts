@@ -24,7 +24,10 @@ export const DATASET_COMMANDS: CommandTable = {
 /** Opens a dataset file's preview; a problem node of the Datasets view also names the row to show. */
 export function openDatasetPreviewCommand({ previews }: Deps) {
   return async (arg?: unknown): Promise<void> => {
-    const row = typeof arg === 'object' && arg !== null && typeof (arg as { row?: unknown }).row === 'number' ? (arg as { row: number }).row : undefined;
+    const row =
+      typeof arg === 'object' && arg !== null && typeof (arg as { row?: unknown }).row === 'number'
+        ? (arg as { row: number }).row
+        : undefined;
     await previews.show(requireRef(arg), row);
   };
 }
@@ -38,7 +41,11 @@ export function validateDatasetCommand({ ctx, inspections }: Deps) {
       (progress, token) => {
         const ctl = new AbortController();
         token.onCancellationRequested(() => ctl.abort());
-        return inspections.inspect(ref, { force: true, signal: ctl.signal, onProgress: (rows) => progress.report({ message: `${rows} rows` }) });
+        return inspections.inspect(ref, {
+          force: true,
+          signal: ctl.signal,
+          onProgress: (rows) => progress.report({ message: `${rows} rows` }),
+        });
       },
     );
     const msg = `${posix.basename(ref.path)}: ${summary.rows} rows, ${summary.rowsOk} fine, ${summary.problemCount} problem(s)`;
@@ -65,14 +72,24 @@ export function uploadDatasetCommand({ ctx, state, pool }: Deps) {
   return async (arg?: unknown): Promise<void> => {
     const ref = requireRef(arg);
     if (!vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
-    const hosts = workspaceHosts(state.config).map((h) => h.name).filter((h) => h !== ref.host && h !== LOCAL_HOST);
+    const hosts = workspaceHosts(state.config)
+      .map((h) => h.name)
+      .filter((h) => h !== ref.host && h !== LOCAL_HOST);
     if (hosts.length === 0) throw new Error('no SSH host in medrl.yaml to upload to: add one under hosts');
     const target = await vscode.window.showQuickPick(hosts, { title: `Upload ${posix.basename(ref.path)} to host` });
     if (!target) return;
-    const dir = await vscode.window.showInputBox({ title: `Folder on ${target}`, value: `~/data/${posix.basename(posix.dirname(ref.path))}`, validateInput: (v) => (v.trim() ? undefined : 'give a folder') });
+    const dir = await vscode.window.showInputBox({
+      title: `Folder on ${target}`,
+      value: `~/data/${posix.basename(posix.dirname(ref.path))}`,
+      validateInput: (v) => (v.trim() ? undefined : 'give a folder'),
+    });
     if (!dir) return;
     const [dest] = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `MedRL: uploading ${posix.basename(ref.path)} to ${target}`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `MedRL: uploading ${posix.basename(ref.path)} to ${target}`,
+        cancellable: true,
+      },
       async (progress, token) => {
         const abort = new AbortController();
         token.onCancellationRequested(() => abort.abort());

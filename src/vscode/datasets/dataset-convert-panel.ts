@@ -63,7 +63,9 @@ export async function openConvertPanel(deps: Deps, ref: DatasetRef): Promise<voi
               source: ref.host === LOCAL_HOST ? ref.path : `${ref.host}:${ref.path}`,
               columns: first?.key !== undefined ? ['_key', ...columns] : columns,
               sample: first?.value ?? null,
-              hosts: workspaceHosts(deps.state.config).map((h) => h.name).filter((h) => h !== LOCAL_HOST),
+              hosts: workspaceHosts(deps.state.config)
+                .map((h) => h.name)
+                .filter((h) => h !== LOCAL_HOST),
               defaults: { out: `${stem}-verl`, dataSourceName: stem.replace(/[-_]?first\d+$/, '') },
             });
             return;
@@ -92,7 +94,12 @@ interface Source {
 }
 
 /** Converts every row, writes the files beside the source (or where the form says), and uploads them if asked. */
-async function writeAndUpload({ ctx, pool, trees }: Deps, { ref, host, reader }: Source, msg: Extract<ConvertFromWebview, { type: 'write' }>, post: (msg: z.input<typeof ConvertToWebview>) => void): Promise<void> {
+async function writeAndUpload(
+  { ctx, pool, trees }: Deps,
+  { ref, host, reader }: Source,
+  msg: Extract<ConvertFromWebview, { type: 'write' }>,
+  post: (msg: z.input<typeof ConvertToWebview>) => void,
+): Promise<void> {
   const out = posix.isAbsolute(msg.target.out) ? msg.target.out : posix.join(posix.dirname(ref.path), msg.target.out);
   const upload = msg.target.upload;
   if (upload && !vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
@@ -104,7 +111,12 @@ async function writeAndUpload({ ctx, pool, trees }: Deps, { ref, host, reader }:
       const result = await convertDataset(reader, convertOptions(msg.form), undefined, ctl.signal);
       progress.report({ message: `writing ${result.train.length + result.test.length} rows` });
       const split = msg.form.split !== undefined;
-      const written = await writeConverted(host, result, { out: split ? out : `${out}.${msg.target.fileFormat}`, split, fileFormat: msg.target.fileFormat, jsonlTwin: msg.target.jsonlTwin });
+      const written = await writeConverted(host, result, {
+        out: split ? out : `${out}.${msg.target.fileFormat}`,
+        split,
+        fileFormat: msg.target.fileFormat,
+        jsonlTwin: msg.target.jsonlTwin,
+      });
       if (upload) {
         progress.report({ message: `uploading to ${upload.host}` });
         written.push(...(await uploadFiles(pool, host, written, upload.host, upload.dir)).map((f) => `${upload.host}:${f}`));

@@ -7,7 +7,8 @@ import type { Ctx } from '../ctx';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
 import { rowAndField } from '../../core/format/row-line';
 
-type InspectionState = { state: 'running' } | { state: 'done'; summary: DatasetSummary; mtimeMs: number } | { state: 'failed'; error: string };
+type InspectionState =
+  { state: 'running' } | { state: 'done'; summary: DatasetSummary; mtimeMs: number } | { state: 'failed'; error: string };
 
 /** Files up to this size are inspected as soon as the tree shows them; larger ones when the user validates or previews them. */
 export const AUTO_INSPECT_BYTES = 64 * 1024 * 1024;
@@ -23,7 +24,10 @@ export class DatasetInspections implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   private readonly diagnostics = vscode.languages.createDiagnosticCollection('medrl-datasets');
 
-  constructor(private readonly ctx: Ctx, private readonly pool: HostPool) {}
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly pool: HostPool,
+  ) {}
 
   /** Inspections the tree asks for run one at a time, so a folder of files does not read them all at once. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -33,7 +37,10 @@ export class DatasetInspections implements vscode.Disposable {
   }
 
   /** Inspects a file unless an inspection of the same version is cached or running. */
-  async inspect(ref: DatasetRef, opts: { force?: boolean; signal?: AbortSignal; onProgress?: (rows: number) => void } = {}): Promise<DatasetSummary> {
+  async inspect(
+    ref: DatasetRef,
+    opts: { force?: boolean; signal?: AbortSignal; onProgress?: (rows: number) => void } = {},
+  ): Promise<DatasetSummary> {
     const key = refKey(ref);
     const host = await this.pool.get(ref.host);
     const stat = await host.stat(ref.path).catch((err: unknown) => {
@@ -43,7 +50,8 @@ export class DatasetInspections implements vscode.Disposable {
       throw err;
     });
     const cached = this.results.get(key);
-    if (!opts.force && cached?.state === 'done' && cached.mtimeMs === stat.mtimeMs && cached.summary.size === stat.size) return cached.summary;
+    if (!opts.force && cached?.state === 'done' && cached.mtimeMs === stat.mtimeMs && cached.summary.size === stat.size)
+      return cached.summary;
     const pending = this.running.get(key);
     if (pending && !opts.force) return pending;
     this.results.set(key, { state: 'running' });
@@ -51,7 +59,9 @@ export class DatasetInspections implements vscode.Disposable {
     const run = (async () => {
       const started = performance.now();
       const summary = await inspectDataset(await openDataset(host, ref.path), { signal: opts.signal, onProgress: opts.onProgress });
-      this.ctx.log.info(`dataset ${key}: ${summary.kind}, ${summary.rows} row(s), ${summary.problemCount} problem(s), in ${(performance.now() - started).toFixed(0)} ms`);
+      this.ctx.log.info(
+        `dataset ${key}: ${summary.kind}, ${summary.rows} row(s), ${summary.problemCount} problem(s), in ${(performance.now() - started).toFixed(0)} ms`,
+      );
       return summary;
     })();
     this.running.set(key, run);
@@ -67,7 +77,10 @@ export class DatasetInspections implements vscode.Disposable {
         throw err;
       }
       this.results.set(key, { state: 'failed', error: errorMessage(err) });
-      if (isLocal(ref)) this.diagnostics.set(vscode.Uri.file(ref.path), [new vscode.Diagnostic(new vscode.Range(0, 0, 0, 0), errorMessage(err), vscode.DiagnosticSeverity.Error)]);
+      if (isLocal(ref))
+        this.diagnostics.set(vscode.Uri.file(ref.path), [
+          new vscode.Diagnostic(new vscode.Range(0, 0, 0, 0), errorMessage(err), vscode.DiagnosticSeverity.Error),
+        ]);
       throw err;
     } finally {
       this.running.delete(key);
@@ -78,14 +91,20 @@ export class DatasetInspections implements vscode.Disposable {
   /** Queues an inspection; its end (or failure, shown on the file's tree item) fires onDidChange. */
   inspectInBackground(ref: DatasetRef): void {
     this.results.set(refKey(ref), { state: 'running' });
-    this.queue = this.queue.then(() => this.inspect(ref, { force: true })).catch((err: unknown) => this.ctx.log.warn(`dataset ${refKey(ref)}: ${errorMessage(err)}`));
+    this.queue = this.queue
+      .then(() => this.inspect(ref, { force: true }))
+      .catch((err: unknown) => this.ctx.log.warn(`dataset ${refKey(ref)}: ${errorMessage(err)}`));
   }
 
   private showProblems(ref: DatasetRef, summary: DatasetSummary): void {
     const diags = summary.problems.map((p) => {
       const line = Math.max(0, (p.line ?? 1) - 1);
       const where = rowAndField(p);
-      const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, 0), `${where ? `${where}: ` : ''}${p.reason}`, p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+      const d = new vscode.Diagnostic(
+        new vscode.Range(line, 0, line, 0),
+        `${where ? `${where}: ` : ''}${p.reason}`,
+        p.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+      );
       d.source = 'MedRL dataset';
       return d;
     });

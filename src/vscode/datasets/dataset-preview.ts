@@ -22,7 +22,11 @@ const FIRST_ROWS = 100;
 export class DatasetPreviews implements vscode.Disposable {
   private readonly open = new Map<string, { panel: TypedWebviewPanel<typeof DatasetToWebview>; goTo: (row: number) => void }>();
 
-  constructor(private readonly ctx: Ctx, private readonly pool: HostPool, private readonly inspections: DatasetInspections) {}
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly pool: HostPool,
+    private readonly inspections: DatasetInspections,
+  ) {}
 
   async show(ref: DatasetRef, row?: number): Promise<void> {
     const key = refKey(ref);
@@ -47,7 +51,17 @@ export class DatasetPreviews implements vscode.Disposable {
       onMessage: async (msg, post) => {
         switch (msg.type) {
           case 'ready':
-            post({ type: 'open', title, host: ref.host, path: ref.path, format: reader.format, size: reader.size, sizeLabel: formatBytes(reader.size), columns: reader.declaredColumns ?? [], rowCount: reader.knownRowCount });
+            post({
+              type: 'open',
+              title,
+              host: ref.host,
+              path: ref.path,
+              format: reader.format,
+              size: reader.size,
+              sizeLabel: formatBytes(reader.size),
+              columns: reader.declaredColumns ?? [],
+              rowCount: reader.knownRowCount,
+            });
             await this.postRows(reader, post, row !== undefined ? Math.max(0, row - 10) : 0, FIRST_ROWS, life.signal);
             if (row !== undefined) post({ type: 'goTo', row });
             void this.postSummary(ref, post, life.signal);
@@ -76,7 +90,13 @@ export class DatasetPreviews implements vscode.Disposable {
   }
 
   /** Streams a search's matches to the page as they are found; a stopped search ends quietly. */
-  private async postSearch(reader: DatasetReader, id: number, query: string, post: (m: DatasetToWebview) => void, signal: AbortSignal): Promise<void> {
+  private async postSearch(
+    reader: DatasetReader,
+    id: number,
+    query: string,
+    post: (m: DatasetToWebview) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
     try {
       for await (const batch of searchDataset(reader, query, { signal })) {
         post({ type: 'searchResults', id, matches: batch.matches, scanned: batch.scanned, done: false });
@@ -87,7 +107,13 @@ export class DatasetPreviews implements vscode.Disposable {
     }
   }
 
-  private async postRows(reader: DatasetReader, post: (m: DatasetToWebview) => void, start: number, count: number, signal: AbortSignal): Promise<void> {
+  private async postRows(
+    reader: DatasetReader,
+    post: (m: DatasetToWebview) => void,
+    start: number,
+    count: number,
+    signal: AbortSignal,
+  ): Promise<void> {
     const rows = await readRows(reader, start, count + 1, signal);
     post({ type: 'rows', start, rows: rows.slice(0, count), end: rows.length <= count });
   }

@@ -35,7 +35,11 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly state: WorkspaceConfigState, private readonly pool: HostPool, private readonly inspections: DatasetInspections) {
+  constructor(
+    private readonly state: WorkspaceConfigState,
+    private readonly pool: HostPool,
+    private readonly inspections: DatasetInspections,
+  ) {
     this.disposables = [state.onDidChange(() => this.refresh()), inspections.onDidChange(() => this.refresh())];
   }
 
@@ -62,7 +66,9 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
       case 'file':
         return this.fileChildren(element.ref);
       case 'problems':
-        return element.summary.problems.slice(0, PROBLEMS_SHOWN).map((problem) => ({ kind: 'problem' as const, ref: element.ref, problem }));
+        return element.summary.problems
+          .slice(0, PROBLEMS_SHOWN)
+          .map((problem) => ({ kind: 'problem' as const, ref: element.ref, problem }));
       default:
         return [];
     }
@@ -82,7 +88,8 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
         if (e.kind === 'directory') nodes.push({ kind: 'folder', host: hostName, path });
         else if (e.kind === 'file' && datasetFormatOf(e.name)) nodes.push({ kind: 'file', ref: { host: hostName, path }, size: e.size });
       }
-      for (const n of nodes) if (n.kind === 'file' && n.size <= AUTO_INSPECT_BYTES && !this.inspections.get(n.ref)) this.inspections.inspectInBackground(n.ref);
+      for (const n of nodes)
+        if (n.kind === 'file' && n.size <= AUTO_INSPECT_BYTES && !this.inspections.get(n.ref)) this.inspections.inspectInBackground(n.ref);
       return nodes;
     } catch (err) {
       const item = messageItem(`cannot read ${hostName === LOCAL_HOST ? dir : `${hostName}:${dir}`}`, 'warning');
@@ -95,7 +102,8 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     const s = this.inspections.get(ref);
     if (s?.state !== 'done') return [];
     const out: DatasetsNode[] = [];
-    if (Object.keys(s.summary.dataSources).length) out.push({ kind: 'breakdown', ref, title: 'data_source', counts: s.summary.dataSources });
+    if (Object.keys(s.summary.dataSources).length)
+      out.push({ kind: 'breakdown', ref, title: 'data_source', counts: s.summary.dataSources });
     if (Object.keys(s.summary.abilities).length) out.push({ kind: 'breakdown', ref, title: 'ability', counts: s.summary.abilities });
     if (s.summary.problemCount) out.push({ kind: 'problems', ref, summary: s.summary });
     return out;
@@ -123,8 +131,12 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
   private fileItem(ref: DatasetRef, size: number): vscode.TreeItem {
     const s = this.inspections.get(ref);
     const done = s?.state === 'done' ? s.summary : undefined;
-    const hasChildren = done && (done.problemCount > 0 || Object.keys(done.dataSources).length > 0 || Object.keys(done.abilities).length > 0);
-    const item = new vscode.TreeItem(posix.basename(ref.path), hasChildren ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const hasChildren =
+      done && (done.problemCount > 0 || Object.keys(done.dataSources).length > 0 || Object.keys(done.abilities).length > 0);
+    const item = new vscode.TreeItem(
+      posix.basename(ref.path),
+      hasChildren ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
     item.id = `file:${refKey(ref)}`;
     if (isLocal(ref)) item.resourceUri = vscode.Uri.file(ref.path);
     const parts: string[] = [];
@@ -183,7 +195,10 @@ function breakdownItem(element: Of<'breakdown'>): vscode.TreeItem {
 function problemsItem(s: DatasetSummary): vscode.TreeItem {
   const item = new vscode.TreeItem(`${s.problemCount} problem(s)`, vscode.TreeItemCollapsibleState.Collapsed);
   const errors = s.problems.some((p) => p.severity === 'error');
-  item.iconPath = new vscode.ThemeIcon(errors ? 'error' : 'warning', new vscode.ThemeColor(errors ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
+  item.iconPath = new vscode.ThemeIcon(
+    errors ? 'error' : 'warning',
+    new vscode.ThemeColor(errors ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'),
+  );
   item.description = `${s.rowsOk} of ${s.rows} rows fine`;
   return item;
 }
@@ -193,7 +208,10 @@ function problemItem(element: Of<'problem'>): vscode.TreeItem {
   const item = new vscode.TreeItem(`${p.row !== undefined ? rowAndLine({ row: p.row }) : 'file'}${p.field ? ` ${p.field}` : ''}`);
   item.description = p.reason;
   item.tooltip = `${[rowAndLine(p), p.field].filter(Boolean).join(', ')}: ${p.reason}`;
-  item.iconPath = new vscode.ThemeIcon(p.severity === 'error' ? 'error' : 'warning', new vscode.ThemeColor(p.severity === 'error' ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'));
+  item.iconPath = new vscode.ThemeIcon(
+    p.severity === 'error' ? 'error' : 'warning',
+    new vscode.ThemeColor(p.severity === 'error' ? 'problemsErrorIcon.foreground' : 'problemsWarningIcon.foreground'),
+  );
   item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [{ ...element.ref, row: p.row }] };
   return item;
 }

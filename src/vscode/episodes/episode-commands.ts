@@ -10,7 +10,12 @@ import { openReplayPanel } from './replay-panel';
 type ReplayArg = { host: string; dir: string; framework?: 'verl' | 'trl' } | vscode.Uri | string | undefined;
 
 function isRunRef(a: unknown): a is { host: string; dir: string } {
-  return typeof a === 'object' && a !== null && typeof (a as { host?: unknown }).host === 'string' && typeof (a as { dir?: unknown }).dir === 'string';
+  return (
+    typeof a === 'object' &&
+    a !== null &&
+    typeof (a as { host?: unknown }).host === 'string' &&
+    typeof (a as { dir?: unknown }).dir === 'string'
+  );
 }
 
 async function target(arg: ReplayArg): Promise<{ host: string; path: string } | undefined> {
@@ -36,7 +41,8 @@ export function openEpisodeReplayCommand({ ctx, pool }: Deps) {
   return async (arg?: ReplayArg): Promise<void> => {
     const t = await target(arg);
     if (!t) return;
-    if (t.host !== LOCAL_HOST && !vscode.workspace.isTrusted) throw new Error(`episodes on host "${t.host}": connecting to hosts needs a trusted workspace`);
+    if (t.host !== LOCAL_HOST && !vscode.workspace.isTrusted)
+      throw new Error(`episodes on host "${t.host}": connecting to hosts needs a trusted workspace`);
     const collections = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `MedRL: opening episodes at ${t.host}:${t.path}`, cancellable: true },
       async (_p, token) => {

@@ -35,7 +35,12 @@ class Replay {
   /** The panel's post; set once the panel exists (the page's first message comes after). */
   post: (msg: ToWebview) => void = () => {};
 
-  constructor(private readonly ctx: Ctx, private readonly session: ReplaySession, private readonly title: string, private readonly source: string) {}
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly session: ReplaySession,
+    private readonly title: string,
+    private readonly source: string,
+  ) {}
 
   async onMessage(msg: FromWebview): Promise<void> {
     try {
@@ -109,7 +114,10 @@ class Replay {
         })
         .then(
           (info) => {
-            if (info.malformed.length) this.ctx.log.warn(`${file.host.name}:${file.path}: ${info.malformed.length} malformed line(s), first: line ${info.malformed[0]!.line ?? info.malformed[0]!.row}: ${info.malformed[0]!.message}`);
+            if (info.malformed.length)
+              this.ctx.log.warn(
+                `${file.host.name}:${file.path}: ${info.malformed.length} malformed line(s), first: line ${info.malformed[0]!.line ?? info.malformed[0]!.row}: ${info.malformed[0]!.message}`,
+              );
             this.postSteps(true);
           },
           (err: unknown) => {

@@ -1,15 +1,26 @@
 import * as vscode from 'vscode';
-import type { AuthPrompter, HostKeyQuestion, KeyboardInteractiveQuestion, SecretAnswer, SecretStore } from '../../core/remote/auth-prompter';
+import type {
+  AuthPrompter,
+  HostKeyQuestion,
+  KeyboardInteractiveQuestion,
+  SecretAnswer,
+  SecretStore,
+} from '../../core/remote/auth-prompter';
 
 /** Asks in VS Code: a modal for an unknown host key, input boxes for secrets with a "remember" toggle (SecretStorage). */
 export class VscodePrompter implements AuthPrompter {
   constructor(private readonly canRemember: boolean) {}
 
   async confirmHostKey(q: HostKeyQuestion): Promise<boolean> {
-    const other = q.knownTypes.length ? `\n\nknown_hosts already holds other key types for it (${q.knownTypes.join(', ')}); this server offered ${q.keyType}.` : '';
+    const other = q.knownTypes.length
+      ? `\n\nknown_hosts already holds other key types for it (${q.knownTypes.join(', ')}); this server offered ${q.keyType}.`
+      : '';
     const pick = await vscode.window.showWarningMessage(
       `The authenticity of host ${q.host} can't be established.`,
-      { modal: true, detail: `${q.keyType} key fingerprint:\n${q.fingerprint}\n\nCompare it with the one your administrator gave you. Trusting it adds the host to ~/.ssh/known_hosts.${other}` },
+      {
+        modal: true,
+        detail: `${q.keyType} key fingerprint:\n${q.fingerprint}\n\nCompare it with the one your administrator gave you. Trusting it adds the host to ~/.ssh/known_hosts.${other}`,
+      },
       'Trust and Connect',
     );
     return pick === 'Trust and Connect';

@@ -13,7 +13,8 @@ import { editConfigFile } from '../config/config-edit';
 async function pickHost(tree: HostsTree, node: HostsNode | undefined, sshOnly: boolean): Promise<ResolvedHost | undefined> {
   if (node?.kind === 'host') return node.entry;
   const hosts = tree.hosts().filter((h) => !sshOnly || h.kind === 'ssh');
-  if (hosts.length === 0) throw new Error(sshOnly ? 'no SSH hosts in medrl.yaml: run "MedRL: Add Host"' : 'no hosts: create medrl.yaml first');
+  if (hosts.length === 0)
+    throw new Error(sshOnly ? 'no SSH hosts in medrl.yaml: run "MedRL: Add Host"' : 'no hosts: create medrl.yaml first');
   const pick = await vscode.window.showQuickPick(
     hosts.map((h) => ({ label: h.name, description: h.kind === 'ssh' ? `ssh ${h.sshAlias}` : 'local processes', host: h })),
     { title: 'MedRL: which host?' },
@@ -37,9 +38,12 @@ export function connectHostCommand({ ctx, pool, trees: { hosts: tree } }: Deps) 
     if (!entry) return;
     const host = await pool.get(entry.name);
     // Not cancellable: reaching the host is bounded by ConnectTimeout, and each question can be dismissed.
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MedRL: connecting to ${entry.name}…` }, async () => {
-      if (host instanceof SshHost) await host.connect();
-    });
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: connecting to ${entry.name}…` },
+      async () => {
+        if (host instanceof SshHost) await host.connect();
+      },
+    );
     ctx.log.info(`${entry.name}: connected`);
     tree.refresh(entry.name);
   };
@@ -62,9 +66,15 @@ export function openHostTerminalCommand({ trees: { hosts: tree } }: Deps) {
     const entry = await pickHost(tree, node, false);
     if (!entry) return;
     // The user's own ssh, with the alias: their config, agent and known_hosts apply exactly as in any terminal.
-    const terminal = entry.kind === 'ssh'
-      ? vscode.window.createTerminal({ name: `MedRL: ${entry.name}`, shellPath: 'ssh', shellArgs: [entry.sshAlias ?? entry.name], iconPath: new vscode.ThemeIcon('server') })
-      : vscode.window.createTerminal({ name: 'MedRL: local', iconPath: new vscode.ThemeIcon('device-desktop') });
+    const terminal =
+      entry.kind === 'ssh'
+        ? vscode.window.createTerminal({
+            name: `MedRL: ${entry.name}`,
+            shellPath: 'ssh',
+            shellArgs: [entry.sshAlias ?? entry.name],
+            iconPath: new vscode.ThemeIcon('server'),
+          })
+        : vscode.window.createTerminal({ name: 'MedRL: local', iconPath: new vscode.ThemeIcon('device-desktop') });
     terminal.show();
   };
 }
@@ -74,20 +84,35 @@ export function addHostCommand({ ctx, state, trees: { hosts: tree } }: Deps) {
   return async (): Promise<void> => {
     const uri = state.uri;
     if (!uri || !state.config) throw new Error('create a valid medrl.yaml first ("MedRL: Create medrl.yaml")');
-    const taken = new Set(tree.hosts().map((h) => h.sshAlias).filter(Boolean));
+    const taken = new Set(
+      tree
+        .hosts()
+        .map((h) => h.sshAlias)
+        .filter(Boolean),
+    );
     const paths = defaultSshPaths();
     const aliases = listSshAliases(paths).filter((a) => !taken.has(a));
     if (aliases.length === 0) {
-      void vscode.window.showInformationMessage(`No new Host entries in ${paths.sshConfigPath}: add your GPU machine there first (Host, HostName, User, IdentityFile).`);
+      void vscode.window.showInformationMessage(
+        `No new Host entries in ${paths.sshConfigPath}: add your GPU machine there first (Host, HostName, User, IdentityFile).`,
+      );
       return;
     }
-    const pick = await vscode.window.showQuickPick(aliases.map((a) => ({ label: a, iconPath: new vscode.ThemeIcon('server') })), { title: 'MedRL: add a host from ~/.ssh/config', placeHolder: 'SSH alias' });
+    const pick = await vscode.window.showQuickPick(
+      aliases.map((a) => ({ label: a, iconPath: new vscode.ThemeIcon('server') })),
+      { title: 'MedRL: add a host from ~/.ssh/config', placeHolder: 'SSH alias' },
+    );
     if (!pick) return;
     const name = pick.label.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
     const saved = await editConfigFile(uri, (text) => addSshHost(text, name, pick.label, vscode.workspace.asRelativePath(uri)));
     await state.reload();
-    ctx.log.info(`added host ${name} (ssh ${pick.label}) to ${vscode.workspace.asRelativePath(uri)}${saved === 'unsaved' ? ' (in the editor, with your unsaved changes: save it to use the host)' : ''}`);
-    if (saved === 'unsaved') void vscode.window.showInformationMessage(`MedRL: added ${name} to the open ${vscode.workspace.asRelativePath(uri)}, beside your unsaved changes: save it to use the host.`);
+    ctx.log.info(
+      `added host ${name} (ssh ${pick.label}) to ${vscode.workspace.asRelativePath(uri)}${saved === 'unsaved' ? ' (in the editor, with your unsaved changes: save it to use the host)' : ''}`,
+    );
+    if (saved === 'unsaved')
+      void vscode.window.showInformationMessage(
+        `MedRL: added ${name} to the open ${vscode.workspace.asRelativePath(uri)}, beside your unsaved changes: save it to use the host.`,
+      );
   };
 }
 
@@ -97,14 +122,20 @@ export function checkEnvironmentCommand({ ctx, pool, trees: { hosts: tree } }: D
     requireTrust();
     const entry = await pickHost(tree, node, false);
     if (!entry) return;
-    const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MedRL: checking the environment of ${entry.name}…`, cancellable: false }, async () =>
-      checkEnvironment(await pool.get(entry.name), entry),
+    const report = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: checking the environment of ${entry.name}…`, cancellable: false },
+      async () => checkEnvironment(await pool.get(entry.name), entry),
     );
     tree.setEnvironment(report);
-    ctx.log.info(`${entry.name}: Python ${report.python}, CUDA ${report.cuda ?? 'none'}, ${report.gpuCount} GPU(s), ${Object.entries(report.packages).map(([n, v]) => `${n} ${v ?? '-'}`).join(', ')}`);
+    ctx.log.info(
+      `${entry.name}: Python ${report.python}, CUDA ${report.cuda ?? 'none'}, ${report.gpuCount} GPU(s), ${Object.entries(report.packages)
+        .map(([n, v]) => `${n} ${v ?? '-'}`)
+        .join(', ')}`,
+    );
     for (const w of report.warnings) ctx.log.warn(`${entry.name}: ${w}`);
     const summary = `${entry.name}: Python ${report.python}, ${report.gpuCount} GPU(s), torch ${report.packages.torch ?? 'not installed'}`;
-    if (report.warnings.length) void vscode.window.showWarningMessage(`${summary}. ${report.warnings.length} warning(s): ${report.warnings[0]}`);
+    if (report.warnings.length)
+      void vscode.window.showWarningMessage(`${summary}. ${report.warnings.length} warning(s): ${report.warnings[0]}`);
     else void vscode.window.showInformationMessage(`${summary}: no known problems.`);
   };
 }

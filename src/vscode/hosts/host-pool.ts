@@ -18,7 +18,11 @@ class WorkspacePool extends HostPool {
   override async get(name: string): Promise<Host> {
     if (vscode.workspace.isTrusted) return super.get(name);
     if (name !== LOCAL_HOST) requireTrust(`Connecting to host "${name}"`);
-    return new WorkspaceConfinedHost(await super.get(name), () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath), untrustedError);
+    return new WorkspaceConfinedHost(
+      await super.get(name),
+      () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+      untrustedError,
+    );
   }
 }
 

@@ -10,10 +10,19 @@ import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import { treeGate, untrustedNode, type MessageNode } from '../tree-gate';
 
 /** A host in the tree (its children are its status), a line of detail under it, or a message instead of either. */
-export type HostsNode = { kind: 'host'; entry: ResolvedHost } | { kind: 'detail'; item: vscode.TreeItem; children?: HostsNode[] } | MessageNode;
+export type HostsNode =
+  { kind: 'host'; entry: ResolvedHost } | { kind: 'detail'; item: vscode.TreeItem; children?: HostsNode[] } | MessageNode;
 
-function detail(label: string, description: string | undefined, icon: string, opts: { tooltip?: string; children?: HostsNode[]; color?: string; id?: string } = {}): HostsNode {
-  const item = new vscode.TreeItem(label, opts.children?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+function detail(
+  label: string,
+  description: string | undefined,
+  icon: string,
+  opts: { tooltip?: string; children?: HostsNode[]; color?: string; id?: string } = {},
+): HostsNode {
+  const item = new vscode.TreeItem(
+    label,
+    opts.children?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+  );
   item.description = description;
   item.iconPath = new vscode.ThemeIcon(icon, opts.color ? new vscode.ThemeColor(opts.color) : undefined);
   item.tooltip = opts.tooltip;
@@ -39,7 +48,10 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
   private readonly watched = new WeakSet<SshHost>();
   private readonly env = new Map<string, EnvReport>();
 
-  constructor(private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {
+  constructor(
+    private readonly state: WorkspaceConfigState,
+    private readonly pool: HostPool,
+  ) {
     this.disposables.push(state.onDidChange(() => this.refresh()));
   }
 
@@ -86,7 +98,8 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
     if (node.kind === 'message') return [];
     if (node.kind === 'detail') return node.children ?? [];
     const { entry } = node;
-    if (!vscode.workspace.isTrusted) return [untrustedNode('Untrusted workspace', { icon: 'workspace-untrusted', description: 'trust it to connect' })];
+    if (!vscode.workspace.isTrusted)
+      return [untrustedNode('Untrusted workspace', { icon: 'workspace-untrusted', description: 'trust it to connect' })];
     let status = this.status.get(entry.name);
     if (!status) {
       status = this.pool.get(entry.name).then((h) => queryHostStatus(h, entry));
@@ -96,7 +109,10 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
       return this.statusNodes(entry, await status);
     } catch (err) {
       this.status.delete(entry.name);
-      const item = detail(errorMessage(err).split('\n')[0]!, undefined, 'error', { tooltip: errorMessage(err), color: 'problemsErrorIcon.foreground' });
+      const item = detail(errorMessage(err).split('\n')[0]!, undefined, 'error', {
+        tooltip: errorMessage(err),
+        color: 'problemsErrorIcon.foreground',
+      });
       if (item.kind === 'detail') item.item.command = { command: 'medrl.hosts.connect', title: 'Connect', arguments: [node] };
       return [item];
     }
@@ -109,31 +125,53 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
     for (const g of s.gpus) {
       const procs = s.processes.filter((p) => p.gpuUuid === g.uuid);
       out.push(
-        detail(`GPU ${g.index}: ${g.name}`, `${gib(g.memoryUsedMiB)}/${gib(g.memoryTotalMiB)} GiB · ${g.utilizationPercent ?? '?'}%${procs.length ? ` · ${procs.length} process(es)` : ''}`, 'chip', {
-          id: id(`gpu${g.index}`),
-          tooltip: `${g.name} (${g.uuid})\nmemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB, utilisation ${g.utilizationPercent ?? '?'}%, ${g.temperatureC ?? '?'} °C, ${g.powerW ?? '?'} W\ndriver ${g.driverVersion ?? '?'}`,
-          children: procs.map((p) => detail(`${p.name} [${p.pid}]`, `${p.usedMemoryMiB ?? '?'} MiB`, 'pulse')),
-        }),
+        detail(
+          `GPU ${g.index}: ${g.name}`,
+          `${gib(g.memoryUsedMiB)}/${gib(g.memoryTotalMiB)} GiB · ${g.utilizationPercent ?? '?'}%${procs.length ? ` · ${procs.length} process(es)` : ''}`,
+          'chip',
+          {
+            id: id(`gpu${g.index}`),
+            tooltip: `${g.name} (${g.uuid})\nmemory ${g.memoryUsedMiB ?? '?'} / ${g.memoryTotalMiB ?? '?'} MiB, utilisation ${g.utilizationPercent ?? '?'}%, ${g.temperatureC ?? '?'} °C, ${g.powerW ?? '?'} W\ndriver ${g.driverVersion ?? '?'}`,
+            children: procs.map((p) => detail(`${p.name} [${p.pid}]`, `${p.usedMemoryMiB ?? '?'} MiB`, 'pulse')),
+          },
+        ),
       );
     }
-    if (s.disk) out.push(detail('Disk', `${formatBytes(s.disk.availableBytes)} free of ${formatBytes(s.disk.totalBytes)}`, 'database', { id: id('disk'), tooltip: `runs folder ${entry.runsDir} (on ${s.disk.path})` }));
-    out.push(detail('Active runs', `${s.activeRuns.length} of ${s.runCount}`, 'run-all', { id: id('runs'), children: s.activeRuns.map((r) => detail(r, undefined, 'play-circle')) }));
+    if (s.disk)
+      out.push(
+        detail('Disk', `${formatBytes(s.disk.availableBytes)} free of ${formatBytes(s.disk.totalBytes)}`, 'database', {
+          id: id('disk'),
+          tooltip: `runs folder ${entry.runsDir} (on ${s.disk.path})`,
+        }),
+      );
+    out.push(
+      detail('Active runs', `${s.activeRuns.length} of ${s.runCount}`, 'run-all', {
+        id: id('runs'),
+        children: s.activeRuns.map((r) => detail(r, undefined, 'play-circle')),
+      }),
+    );
     const env = this.env.get(entry.name);
     if (env) {
       const torch = env.packages.torch ? ` · torch ${env.packages.torch}` : '';
       out.push(
-        detail('Environment', `Python ${env.python}${torch}${env.warnings.length ? ` · ${env.warnings.length} warning(s)` : ''}`, env.warnings.length ? 'warning' : 'check', {
-          id: id('env'),
-          color: env.warnings.length ? 'problemsWarningIcon.foreground' : undefined,
-          children: [
-            ...env.warnings.map((w) => detail(w, undefined, 'warning', { tooltip: w, color: 'problemsWarningIcon.foreground' })),
-            detail('CUDA', `${env.cuda ?? 'none'} · driver ${env.driver ?? 'none'} · ${env.gpuCount} GPU(s)`, 'chip'),
-            ...Object.entries(env.packages).map(([name, v]) => detail(name, v ?? 'not installed', v ? 'package' : 'dash')),
-          ],
-        }),
+        detail(
+          'Environment',
+          `Python ${env.python}${torch}${env.warnings.length ? ` · ${env.warnings.length} warning(s)` : ''}`,
+          env.warnings.length ? 'warning' : 'check',
+          {
+            id: id('env'),
+            color: env.warnings.length ? 'problemsWarningIcon.foreground' : undefined,
+            children: [
+              ...env.warnings.map((w) => detail(w, undefined, 'warning', { tooltip: w, color: 'problemsWarningIcon.foreground' })),
+              detail('CUDA', `${env.cuda ?? 'none'} · driver ${env.driver ?? 'none'} · ${env.gpuCount} GPU(s)`, 'chip'),
+              ...Object.entries(env.packages).map(([name, v]) => detail(name, v ?? 'not installed', v ? 'package' : 'dash')),
+            ],
+          },
+        ),
       );
     }
-    for (const p of s.problems) out.push(detail(p.message, undefined, 'warning', { tooltip: `${p.file ?? ''}${p.line ? `:${p.line}` : ''} ${p.message}` }));
+    for (const p of s.problems)
+      out.push(detail(p.message, undefined, 'warning', { tooltip: `${p.file ?? ''}${p.line ? `:${p.line}` : ''} ${p.message}` }));
     return out;
   }
 
@@ -143,7 +181,9 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
       case 'detail':
         return node.item;
       case 'host':
-        return node.entry.kind === 'local' ? localHostItem(node.entry) : sshHostItem(node.entry, this.states.get(node.entry.name) ?? { state: 'disconnected' });
+        return node.entry.kind === 'local'
+          ? localHostItem(node.entry)
+          : sshHostItem(node.entry, this.states.get(node.entry.name) ?? { state: 'disconnected' });
     }
   }
 
@@ -159,7 +199,9 @@ function localHostItem(entry: ResolvedHost): vscode.TreeItem {
   item.contextValue = 'medrl.host.local';
   item.iconPath = new vscode.ThemeIcon('device-desktop', new vscode.ThemeColor('testing.iconPassed'));
   item.description = 'local processes · ready';
-  item.tooltip = new vscode.MarkdownString(`**local**: runs jobs as processes on this machine (no GPU needed).\n\nRuns folder: \`${entry.runsDir}\``);
+  item.tooltip = new vscode.MarkdownString(
+    `**local**: runs jobs as processes on this machine (no GPU needed).\n\nRuns folder: \`${entry.runsDir}\``,
+  );
   return item;
 }
 

@@ -1,6 +1,16 @@
 import { realpath } from 'node:fs/promises';
 import { dirname, sep } from 'node:path';
-import type { DirEntry, ExecOptions, ExecResult, FileStat, Host, HostStats, PortForward, ReadRange, SpawnedProcess } from '../../core/remote/host';
+import type {
+  DirEntry,
+  ExecOptions,
+  ExecResult,
+  FileStat,
+  Host,
+  HostStats,
+  PortForward,
+  ReadRange,
+  SpawnedProcess,
+} from '../../core/remote/host';
 
 /**
  * The local host of an untrusted workspace: it runs nothing and reads or writes only inside the workspace folders,
@@ -11,7 +21,11 @@ export class WorkspaceConfinedHost implements Host {
   readonly kind = 'local' as const;
   readonly name: string;
 
-  constructor(private readonly inner: Host, private readonly roots: () => string[], private readonly refuse: (what: string) => Error) {
+  constructor(
+    private readonly inner: Host,
+    private readonly roots: () => string[],
+    private readonly refuse: (what: string) => Error,
+  ) {
     this.name = inner.name;
   }
 
@@ -27,7 +41,8 @@ export class WorkspaceConfinedHost implements Host {
       }
     }
     const roots = await Promise.all(this.roots().map((r) => realpath(r).catch(() => r)));
-    if (!roots.some((r) => real === r || real!.startsWith(r.endsWith(sep) ? r : r + sep))) throw this.refuse(`Reading ${abs}${real === abs ? '' : ` (a link to ${real})`}, outside the workspace,`);
+    if (!roots.some((r) => real === r || real!.startsWith(r.endsWith(sep) ? r : r + sep)))
+      throw this.refuse(`Reading ${abs}${real === abs ? '' : ` (a link to ${real})`}, outside the workspace,`);
     return abs;
   }
 

@@ -58,7 +58,10 @@ class Dashboard {
   /** The panel's post; set once the panel exists (the page's first message comes after). */
   post: (m: ToDashboard) => void = () => {};
 
-  constructor(private readonly deps: Deps, targets: DashboardTarget[]) {
+  constructor(
+    private readonly deps: Deps,
+    targets: DashboardTarget[],
+  ) {
     this.runs = targets.map((target, i) => ({ id: `r${i}`, target, live: true, error: null, problemsShown: '' }));
   }
 
@@ -68,7 +71,14 @@ class Dashboard {
 
   async onMessage(msg: FromDashboard): Promise<void> {
     if (msg.type === 'ready') {
-      this.send({ type: 'runs', runs: this.runs.map((r) => ({ id: r.id, label: r.target.name ?? basename(r.target.path), where: `${r.target.host}:${r.target.path}` })) });
+      this.send({
+        type: 'runs',
+        runs: this.runs.map((r) => ({
+          id: r.id,
+          label: r.target.name ?? basename(r.target.path),
+          where: `${r.target.host}:${r.target.path}`,
+        })),
+      });
       if (!this.started) {
         this.started = true;
         void this.loop();
@@ -83,7 +93,11 @@ class Dashboard {
 
   private async exportCsv(suggestedName: string, csv: string): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir());
-    const uri = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, suggestedName), filters: { CSV: ['csv'] }, saveLabel: 'Export CSV' });
+    const uri = await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.joinPath(folder, suggestedName),
+      filters: { CSV: ['csv'] },
+      saveLabel: 'Export CSV',
+    });
     if (!uri) return;
     await writeFile(uri.fsPath, csv);
     this.deps.ctx.log.info(`metrics: exported the visible data to ${uri.fsPath}`);
@@ -102,7 +116,8 @@ class Dashboard {
   private async pollOne(r: Followed, first: boolean): Promise<void> {
     try {
       if (!r.source) {
-        if (r.target.host !== 'local' && !vscode.workspace.isTrusted) throw new Error(`not connecting to ${r.target.host}: the workspace is not trusted`);
+        if (r.target.host !== 'local' && !vscode.workspace.isTrusted)
+          throw new Error(`not connecting to ${r.target.host}: the workspace is not trusted`);
         const host = await this.deps.pool.get(r.target.host);
         r.source = await openMetricsSource(host, r.target.path, { framework: r.target.framework, trackChanges: true });
       }
@@ -119,7 +134,16 @@ class Dashboard {
       const message = errorMessage(err);
       if (message !== r.error) this.deps.ctx.log.error(`metrics: ${r.target.host}:${r.target.path}: ${message}`);
       r.error = message;
-      this.send({ type: 'status', runId: r.id, framework: r.source?.framework ?? null, source: r.source?.source ?? null, live: r.live, error: message, problems: [], notes: [] });
+      this.send({
+        type: 'status',
+        runId: r.id,
+        framework: r.source?.framework ?? null,
+        source: r.source?.source ?? null,
+        live: r.live,
+        error: message,
+        problems: [],
+        notes: [],
+      });
     }
   }
 
@@ -130,7 +154,16 @@ class Dashboard {
     const shown = [...notes, ...problems].join('\n');
     if (shown !== r.problemsShown || first || !r.live) {
       r.problemsShown = shown;
-      this.send({ type: 'status', runId: r.id, framework: src.framework ?? null, source: src.source ?? null, live: r.live, error: null, problems, notes });
+      this.send({
+        type: 'status',
+        runId: r.id,
+        framework: src.framework ?? null,
+        source: src.source ?? null,
+        live: r.live,
+        error: null,
+        problems,
+        notes,
+      });
     }
   }
 

@@ -17,9 +17,17 @@ export function setJudgeApiKeyCommand({ ctx, state }: Deps) {
       void vscode.window.showWarningMessage('MedRL: medrl.yaml has no judges: add one under judges: first.');
       return;
     }
-    const judge = typeof arg === 'string' && names.includes(arg) ? arg : await vscode.window.showQuickPick(names, { title: 'Set the API key of which judge?' });
+    const judge =
+      typeof arg === 'string' && names.includes(arg)
+        ? arg
+        : await vscode.window.showQuickPick(names, { title: 'Set the API key of which judge?' });
     if (!judge) return;
-    const key = await vscode.window.showInputBox({ title: `API key of judge "${judge}"`, prompt: 'Kept in VS Code SecretStorage. Leave empty to remove it.', password: true, ignoreFocusOut: true });
+    const key = await vscode.window.showInputBox({
+      title: `API key of judge "${judge}"`,
+      prompt: 'Kept in VS Code SecretStorage. Leave empty to remove it.',
+      password: true,
+      ignoreFocusOut: true,
+    });
     if (key === undefined) return;
     if (key) await ctx.extension.secrets.store(secretKey(judge), key);
     else await ctx.extension.secrets.delete(secretKey(judge));

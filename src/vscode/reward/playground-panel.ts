@@ -55,19 +55,33 @@ export class RewardPlayground implements vscode.Disposable {
 
   private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly state: WorkspaceConfigState,
+    private readonly pool: HostPool,
+  ) {
     // A changed medrl.yaml or judge key must reach the next run: workers and judges start again with the new settings.
     const restart = () => {
       if (this.running) return;
       this.disposeScorers();
       if (this.view) void this.sendInit();
     };
-    this.disposables = [state.onDidChange(restart), ctx.extension.secrets.onDidChange((e) => { if (e.key.startsWith('medrl.judgeApiKey.')) restart(); })];
+    this.disposables = [
+      state.onDidChange(restart),
+      ctx.extension.secrets.onDidChange((e) => {
+        if (e.key.startsWith('medrl.judgeApiKey.')) restart();
+      }),
+    ];
   }
 
   open(args?: PlaygroundArgs): void {
     if (args?.fn) this.selected = { kind: 'function', path: args.fn.path, name: args.fn.name };
-    if (args?.samples) this.setSamples(args.samples.map((s) => ({ ...s, data_source: s.data_source ?? '' })), 'episode replay', []);
+    if (args?.samples)
+      this.setSamples(
+        args.samples.map((s) => ({ ...s, data_source: s.data_source ?? '' })),
+        'episode replay',
+        [],
+      );
     if (args?.run) void this.loadRun(args.run);
     if (this.view) {
       this.view.panel.reveal();
@@ -141,18 +155,38 @@ export class RewardPlayground implements vscode.Disposable {
     const functions: Array<{ path: string; name: string; kind: 'verl' | 'trl'; label: string }> = [];
     for (const uri of files) {
       const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-      for (const f of detectRewardFunctions(text)) functions.push({ path: uri.fsPath, name: f.name, kind: f.kind, label: `${vscode.workspace.asRelativePath(uri)}:${f.name}` });
+      for (const f of detectRewardFunctions(text))
+        functions.push({ path: uri.fsPath, name: f.name, kind: f.kind, label: `${vscode.workspace.asRelativePath(uri)}:${f.name}` });
     }
     if (this.selected?.kind === 'function') {
       const sel = this.selected;
-      if (!functions.some((f) => f.path === sel.path && f.name === sel.name)) functions.unshift({ path: sel.path, name: sel.name ?? 'compute_score', kind: 'verl', label: `${vscode.workspace.asRelativePath(sel.path)}:${sel.name ?? 'compute_score'}` });
+      if (!functions.some((f) => f.path === sel.path && f.name === sel.name))
+        functions.unshift({
+          path: sel.path,
+          name: sel.name ?? 'compute_score',
+          kind: 'verl',
+          label: `${vscode.workspace.asRelativePath(sel.path)}:${sel.name ?? 'compute_score'}`,
+        });
     }
     functions.sort((x, y) => x.label.localeCompare(y.label));
     const judges = Object.entries(this.state.config?.judges ?? {}).map(([name, j]) => ({
-      name, model: j.model, url: j.url, temperature: j.temperature ?? 0, ...(j.seed === undefined ? {} : { seed: j.seed }), parser: j.parse ?? describeParser({ kind: 'json', field: 'score' }),
+      name,
+      model: j.model,
+      url: j.url,
+      temperature: j.temperature ?? 0,
+      ...(j.seed === undefined ? {} : { seed: j.seed }),
+      parser: j.parse ?? describeParser({ kind: 'json', field: 'score' }),
     }));
     const hosts = this.hosts().map((h) => ({ name: h.name, kind: h.kind }));
-    this.post({ type: 'init', functions, judges, hosts, host: this.state.config?.defaults.host ?? LOCAL_HOST, selected: this.selected, trusted: vscode.workspace.isTrusted });
+    this.post({
+      type: 'init',
+      functions,
+      judges,
+      hosts,
+      host: this.state.config?.defaults.host ?? LOCAL_HOST,
+      selected: this.selected,
+      trusted: vscode.workspace.isTrusted,
+    });
   }
 
   /** The hosts reward functions can run on: the workspace's pool (just `local` without a medrl.yaml). */
@@ -162,12 +196,30 @@ export class RewardPlayground implements vscode.Disposable {
 
   /** Sample files of the workspace in a quick pick (JSONL, JSON, parquet), or any file through "Browse…". */
   private async pickDataset(): Promise<void> {
-    const found = await vscode.workspace.findFiles('**/*.{jsonl,json,parquet}', '{**/node_modules/**,**/.vscode/**,**/package*.json,**/tsconfig.json}', 500);
+    const found = await vscode.workspace.findFiles(
+      '**/*.{jsonl,json,parquet}',
+      '{**/node_modules/**,**/.vscode/**,**/package*.json,**/tsconfig.json}',
+      500,
+    );
     const browse = { label: '$(folder-opened) Browse…', uri: undefined as vscode.Uri | undefined };
-    const items = [...found.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri })).sort((x, y) => x.label.localeCompare(y.label)), browse];
-    const pick = await vscode.window.showQuickPick(items, { title: 'Samples for the reward playground', placeHolder: 'a JSONL, JSON or parquet file of samples, dataset rows or rollout dumps' });
+    const items = [
+      ...found.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri })).sort((x, y) => x.label.localeCompare(y.label)),
+      browse,
+    ];
+    const pick = await vscode.window.showQuickPick(items, {
+      title: 'Samples for the reward playground',
+      placeHolder: 'a JSONL, JSON or parquet file of samples, dataset rows or rollout dumps',
+    });
     if (!pick) return;
-    const uri = pick.uri ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { Samples: ['jsonl', 'json', 'parquet'] }, defaultUri: this.state.root }))?.[0];
+    const uri =
+      pick.uri ??
+      (
+        await vscode.window.showOpenDialog({
+          canSelectMany: false,
+          filters: { Samples: ['jsonl', 'json', 'parquet'] },
+          defaultUri: this.state.root,
+        })
+      )?.[0];
     if (!uri) return;
     // Through the pool: in Restricted Mode its local host reads only the workspace.
     const loaded = await loadSamples(await this.pool.get(LOCAL_HOST), uri.fsPath, { limit: 5000 });
@@ -181,7 +233,11 @@ export class RewardPlayground implements vscode.Disposable {
       const host = await this.pool.get(run.host);
       const rollouts = await loadRollouts(host, run, { limit: 5000 });
       for (const p of rollouts.problems) this.ctx.log.warn(`back-test: ${formatProblem(p)}`);
-      this.setSamples(rollouts.samples, `${run.host}:${run.dir}/rollouts (${new Set(rollouts.origins.map((o) => o.step)).size} steps)`, rollouts.problems.filter((p) => p.severity === 'error').map(formatProblem));
+      this.setSamples(
+        rollouts.samples,
+        `${run.host}:${run.dir}/rollouts (${new Set(rollouts.origins.map((o) => o.step)).size} steps)`,
+        rollouts.problems.filter((p) => p.severity === 'error').map(formatProblem),
+      );
     } catch (err) {
       this.post({ type: 'notice', level: 'error', message: `cannot read the rollouts of ${run.dir}: ${errorMessage(err)}` });
     }
@@ -194,7 +250,11 @@ export class RewardPlayground implements vscode.Disposable {
     const [judgeName, cfg] = pickJudge(config, name);
     let judge = this.judges.get(judgeName);
     if (!judge) {
-      judge = await openJudge(judgeName, cfg, { pool: this.pool, apiKey: await judgeApiKey(this.ctx, judgeName), cacheDir: vscode.Uri.joinPath(this.ctx.extension.globalStorageUri, 'judge-cache').fsPath });
+      judge = await openJudge(judgeName, cfg, {
+        pool: this.pool,
+        apiKey: await judgeApiKey(this.ctx, judgeName),
+        cacheDir: vscode.Uri.joinPath(this.ctx.extension.globalStorageUri, 'judge-cache').fsPath,
+      });
       this.judges.set(judgeName, judge);
     }
     return judge;
@@ -218,8 +278,12 @@ export class RewardPlayground implements vscode.Disposable {
       fn = new FunctionScorer({
         host,
         hostEntry,
-        localPath: ref.path, name: ref.name, env: judge ? judgeEnv(judge, host) : undefined,
-        timeoutMs: 30_000, workers: 4, log: (line) => this.ctx.log.info(line),
+        localPath: ref.path,
+        name: ref.name,
+        env: judge ? judgeEnv(judge, host) : undefined,
+        timeoutMs: 30_000,
+        workers: 4,
+        log: (line) => this.ctx.log.info(line),
       });
       this.functions.set(key, fn);
       const info = await fn.info();
@@ -245,11 +309,19 @@ export class RewardPlayground implements vscode.Disposable {
       for (const [side, s] of scorers) this.labels[side] = s.label;
       if (!msg.b) this.results.b = [];
       this.post({ type: 'runStarted', sides: sides.map(([s]) => s), labels: { ...this.labels }, total: subset.length });
-      await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'MedRL: reward playground', cancellable: true }, async (progress, token) => {
-        token.onCancellationRequested(() => abort.abort());
-        await this.scoreAll(scorers, batch, { signal: abort.signal, bypassCache: msg.bypassCache }, progress);
+      await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'MedRL: reward playground', cancellable: true },
+        async (progress, token) => {
+          token.onCancellationRequested(() => abort.abort());
+          await this.scoreAll(scorers, batch, { signal: abort.signal, bypassCache: msg.bypassCache }, progress);
+        },
+      );
+      this.post({
+        type: 'runDone',
+        cancelled: abort.signal.aborted,
+        ...this.agreementOf(msg, batch),
+        casesChecked: subset.some((s) => s.expected !== undefined),
       });
-      this.post({ type: 'runDone', cancelled: abort.signal.aborted, ...this.agreementOf(msg, batch), casesChecked: subset.some((s) => s.expected !== undefined) });
     } catch (err) {
       const message = errorMessage(err);
       this.ctx.log.error(`reward playground: ${message}`);
@@ -278,24 +350,45 @@ export class RewardPlayground implements vscode.Disposable {
     }
     const hostEntry = this.hosts().find((h) => h.name === msg.host);
     if (!hostEntry) {
-      this.post({ type: 'notice', level: 'error', message: `No host "${msg.host}" in medrl.yaml: pick one of ${this.hosts().map((h) => h.name).join(', ')}.` });
+      this.post({
+        type: 'notice',
+        level: 'error',
+        message: `No host "${msg.host}" in medrl.yaml: pick one of ${this.hosts()
+          .map((h) => h.name)
+          .join(', ')}.`,
+      });
       return undefined;
     }
     return { indexes, subset, hostEntry };
   }
 
   /** Scores the batch with every side's scorer at once; one progress bar counts them all. */
-  private async scoreAll(scorers: ReadonlyArray<readonly ['a' | 'b', Scorer]>, batch: RunBatch, opts: { signal: AbortSignal; bypassCache: boolean }, progress: vscode.Progress<{ message?: string; increment?: number }>): Promise<void> {
+  private async scoreAll(
+    scorers: ReadonlyArray<readonly ['a' | 'b', Scorer]>,
+    batch: RunBatch,
+    opts: { signal: AbortSignal; bypassCache: boolean },
+    progress: vscode.Progress<{ message?: string; increment?: number }>,
+  ): Promise<void> {
     let done = 0;
     const total = batch.subset.length * scorers.length;
-    await Promise.all(scorers.map(([side, scorer]) => this.scoreSide(side, scorer, batch, opts, () => {
-      done++;
-      progress.report({ message: `${done}/${total} scored`, increment: 100 / total });
-    })));
+    await Promise.all(
+      scorers.map(([side, scorer]) =>
+        this.scoreSide(side, scorer, batch, opts, () => {
+          done++;
+          progress.report({ message: `${done}/${total} scored`, increment: 100 / total });
+        }),
+      ),
+    );
   }
 
   /** One side's scores, kept for export and posted to the webview in batches every 150 ms. */
-  private async scoreSide(side: 'a' | 'b', scorer: Scorer, { indexes, subset }: RunBatch, opts: { signal: AbortSignal; bypassCache: boolean }, onScored: () => void): Promise<void> {
+  private async scoreSide(
+    side: 'a' | 'b',
+    scorer: Scorer,
+    { indexes, subset }: RunBatch,
+    opts: { signal: AbortSignal; bypassCache: boolean },
+    onScored: () => void,
+  ): Promise<void> {
     const pending: ScoreResult[] = [];
     let count = 0;
     const flush = () => {
@@ -321,10 +414,19 @@ export class RewardPlayground implements vscode.Disposable {
   }
 
   /** Side by side: A against B; alone on rollout dumps: A against the scores from training (back-test). */
-  private agreementOf(msg: RunMessage, { indexes, subset }: RunBatch): Pick<Extract<ToPlayground, { type: 'runDone' }>, 'agreement' | 'against'> {
+  private agreementOf(
+    msg: RunMessage,
+    { indexes, subset }: RunBatch,
+  ): Pick<Extract<ToPlayground, { type: 'runDone' }>, 'agreement' | 'against'> {
     const against = msg.b ? 'b' : subset.some((s) => s.trainingScore !== undefined) ? 'training' : null;
     const other = against === 'b' ? indexes.map((i) => this.results.b[i]?.score) : subset.map((s) => s.trainingScore);
-    const agree = against ? agreement(indexes.map((i) => this.results.a[i]?.score), other, msg.threshold) : null;
+    const agree = against
+      ? agreement(
+          indexes.map((i) => this.results.a[i]?.score),
+          other,
+          msg.threshold,
+        )
+      : null;
     return { agreement: agree ? { ...agree, disagreements: agree.disagreements.map((k) => indexes[k]!) } : null, against };
   }
 
@@ -350,8 +452,13 @@ export class RewardPlayground implements vscode.Disposable {
   }
 
   private async export(format: 'csv' | 'jsonl'): Promise<void> {
-    const sides = (['a', 'b'] as const).filter((s) => this.results[s].length).map((s) => ({ label: this.labels[s] || s, results: this.results[s] }));
-    const target = await vscode.window.showSaveDialog({ filters: { [format.toUpperCase()]: [format] }, defaultUri: this.state.root && vscode.Uri.joinPath(this.state.root, `reward-results.${format}`) });
+    const sides = (['a', 'b'] as const)
+      .filter((s) => this.results[s].length)
+      .map((s) => ({ label: this.labels[s] || s, results: this.results[s] }));
+    const target = await vscode.window.showSaveDialog({
+      filters: { [format.toUpperCase()]: [format] },
+      defaultUri: this.state.root && vscode.Uri.joinPath(this.state.root, `reward-results.${format}`),
+    });
     if (!target) return;
     const text = format === 'csv' ? resultsCsv(this.samples, sides) : resultsJsonl(this.samples, sides);
     await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(text));

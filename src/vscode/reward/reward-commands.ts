@@ -7,11 +7,14 @@ import type { PlaygroundArgs } from './playground-panel';
 /** "Test in playground" above every verl or TRL reward function in a Python file. */
 class RewardCodeLens implements vscode.CodeLensProvider {
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
-    return detectRewardFunctions(doc.getText()).map((f) => new vscode.CodeLens(new vscode.Range(f.line, 0, f.line, 0), {
-      title: `$(beaker) Test in playground (${f.kind})`,
-      command: 'medrl.openRewardPlayground',
-      arguments: [{ fn: { path: doc.uri.fsPath, name: f.name } } satisfies PlaygroundArgs],
-    }));
+    return detectRewardFunctions(doc.getText()).map(
+      (f) =>
+        new vscode.CodeLens(new vscode.Range(f.line, 0, f.line, 0), {
+          title: `$(beaker) Test in playground (${f.kind})`,
+          command: 'medrl.openRewardPlayground',
+          arguments: [{ fn: { path: doc.uri.fsPath, name: f.name } } satisfies PlaygroundArgs],
+        }),
+    );
   }
 }
 
@@ -39,7 +42,12 @@ export function backtestRewardCommand({ state, playground }: Deps) {
   return async (arg?: { host?: string; dir?: string }): Promise<void> => {
     let run = arg?.dir ? { host: arg.host ?? 'local', dir: arg.dir } : undefined;
     if (!run) {
-      const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Run folder to back-test (its rollouts/*.jsonl)', defaultUri: state.root });
+      const picked = await vscode.window.showOpenDialog({
+        canSelectFolders: true,
+        canSelectFiles: false,
+        title: 'Run folder to back-test (its rollouts/*.jsonl)',
+        defaultUri: state.root,
+      });
       if (!picked?.[0]) return;
       run = { host: 'local', dir: picked[0].fsPath };
     }

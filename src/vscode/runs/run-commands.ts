@@ -50,7 +50,15 @@ async function requestFor({ state, pool, runSecrets }: Deps, uri: vscode.Uri, sp
   const root = state.root;
   if (!root) throw new Error('open the workspace folder that holds medrl.yaml first');
   // The same host and run environment as `medrl submit` (services' URLs, judge, tokens); the secrets from SecretStorage.
-  return submitRequest({ spec, specText: text, specFile: uri.fsPath, config: state.requireConfig(), workspaceRoot: root.fsPath, pool, secrets: runSecrets });
+  return submitRequest({
+    spec,
+    specText: text,
+    specFile: uri.fsPath,
+    config: state.requireConfig(),
+    workspaceRoot: root.fsPath,
+    pool,
+    secrets: runSecrets,
+  });
 }
 
 async function submitText(deps: Deps, uri: vscode.Uri, spec: RunSpec, text: string, specDoc?: vscode.TextDocument): Promise<void> {
@@ -121,7 +129,11 @@ export function cancelRunCommand({ ctx, pool, trees }: Deps) {
     requireTrust('Cancelling runs');
     const run = runOf(arg, trees.runs);
     if (!isActive(run.state)) throw new Error(`${run.record.id} is ${stateLabel(run)}: nothing to cancel`);
-    const ok = await vscode.window.showWarningMessage(`Cancel run ${run.record.name} on ${run.host}?`, { modal: true, detail: `${run.record.id} (${run.record.scheduler}). The trainer is stopped; its folder stays.` }, 'Cancel Run');
+    const ok = await vscode.window.showWarningMessage(
+      `Cancel run ${run.record.name} on ${run.host}?`,
+      { modal: true, detail: `${run.record.id} (${run.record.scheduler}). The trainer is stopped; its folder stays.` },
+      'Cancel Run',
+    );
     if (ok !== 'Cancel Run') return;
     await cancelRun(await pool.get(run.host), run.record);
     ctx.log.info(`cancelled ${run.record.id} on ${run.host}`);
@@ -185,13 +197,21 @@ export function openRunFolderCommand({ pool, trees }: Deps) {
     const host = await pool.get(run.host);
     const entries = await host.readdir(run.record.dir);
     const pick = await vscode.window.showQuickPick(
-      entries.map((e) => ({ label: e.kind === 'directory' ? `$(folder) ${e.name}/` : `$(file) ${e.name}`, description: e.kind === 'file' ? `${e.size} bytes` : '', name: e.name, dir: e.kind === 'directory' })),
+      entries.map((e) => ({
+        label: e.kind === 'directory' ? `$(folder) ${e.name}/` : `$(file) ${e.name}`,
+        description: e.kind === 'file' ? `${e.size} bytes` : '',
+        name: e.name,
+        dir: e.kind === 'directory',
+      })),
       { title: `${run.host}:${run.record.dir}`, placeHolder: 'Open a file of the run folder' },
     );
     if (!pick) return;
     if (pick.dir) {
       const inner = await host.readdir(posix.join(run.record.dir, pick.name));
-      const file = await vscode.window.showQuickPick(inner.filter((e) => e.kind === 'file').map((e) => e.name), { title: `${run.record.dir}/${pick.name}` });
+      const file = await vscode.window.showQuickPick(
+        inner.filter((e) => e.kind === 'file').map((e) => e.name),
+        { title: `${run.record.dir}/${pick.name}` },
+      );
       if (file) await vscode.window.showTextDocument(runFileUri(run.host, posix.join(run.record.dir, pick.name, file)), { preview: true });
       return;
     }
@@ -226,7 +246,9 @@ export function newRunCommand({ state }: Deps) {
     for (let i = 2; await exists(target); i++) target = vscode.Uri.joinPath(root, 'configs', `${answers.name}-${i}.yaml`);
     await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(renderNewSpec(answers)));
     await vscode.window.showTextDocument(target);
-    void vscode.window.showInformationMessage(`MedRL: wrote ${vscode.workspace.asRelativePath(target)}. Edit it, then submit it from the editor title.`);
+    void vscode.window.showInformationMessage(
+      `MedRL: wrote ${vscode.workspace.asRelativePath(target)}. Edit it, then submit it from the editor title.`,
+    );
   };
 }
 
@@ -245,14 +267,28 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
 
 /** The guided "new run" flow: framework, algorithm, host, model, dataset, reward, name. Undefined when the user backs out. */
 async function askNewRun(hosts: string[]): Promise<NewRunAnswers | undefined> {
-  const framework = (await vscode.window.showQuickPick([{ label: 'verl', description: 'PPO/GRPO with Ray, vLLM/SGLang rollouts' }, { label: 'trl', description: 'Hugging Face TRL: SFT, GRPO, DPO' }], { title: 'New run (1/7): framework' }))?.label as NewRunAnswers['framework'] | undefined;
+  const framework = (
+    await vscode.window.showQuickPick(
+      [
+        { label: 'verl', description: 'PPO/GRPO with Ray, vLLM/SGLang rollouts' },
+        { label: 'trl', description: 'Hugging Face TRL: SFT, GRPO, DPO' },
+      ],
+      { title: 'New run (1/7): framework' },
+    )
+  )?.label as NewRunAnswers['framework'] | undefined;
   if (!framework) return undefined;
   const algorithms = framework === 'verl' ? ['grpo', 'ppo', 'sft'] : ['sft', 'grpo', 'dpo'];
-  const algorithm = (await vscode.window.showQuickPick(algorithms, { title: 'New run (2/7): algorithm' })) as NewRunAnswers['algorithm'] | undefined;
+  const algorithm = (await vscode.window.showQuickPick(algorithms, { title: 'New run (2/7): algorithm' })) as
+    NewRunAnswers['algorithm'] | undefined;
   if (!algorithm) return undefined;
   const host = await vscode.window.showQuickPick(hosts, { title: 'New run (3/7): host' });
   if (!host) return undefined;
-  const model = await vscode.window.showInputBox({ title: 'New run (4/7): base model', prompt: 'A hub id or a path on the host', value: 'Qwen/Qwen2.5-0.5B-Instruct', validateInput: (v) => (v.trim() ? undefined : 'a model is required') });
+  const model = await vscode.window.showInputBox({
+    title: 'New run (4/7): base model',
+    prompt: 'A hub id or a path on the host',
+    value: 'Qwen/Qwen2.5-0.5B-Instruct',
+    validateInput: (v) => (v.trim() ? undefined : 'a model is required'),
+  });
   if (!model) return undefined;
   const train = await askTrainingData();
   if (!train) return undefined;
@@ -261,7 +297,11 @@ async function askNewRun(hosts: string[]): Promise<NewRunAnswers | undefined> {
     reward = await askReward(framework);
     if (!reward) return undefined;
   }
-  const name = await vscode.window.showInputBox({ title: 'New run (7/7): name', value: `${framework}-${algorithm}-${posix.basename(train).replace(/\.[^.]+$/, '')}`, validateInput: (v) => (/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(v) ? undefined : 'letters, digits, ".", "_" and "-"') });
+  const name = await vscode.window.showInputBox({
+    title: 'New run (7/7): name',
+    value: `${framework}-${algorithm}-${posix.basename(train).replace(/\.[^.]+$/, '')}`,
+    validateInput: (v) => (/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(v) ? undefined : 'letters, digits, ".", "_" and "-"'),
+  });
   if (!name) return undefined;
   return { name, framework, algorithm, host, model, train, reward };
 }
@@ -270,19 +310,31 @@ async function askNewRun(hosts: string[]): Promise<NewRunAnswers | undefined> {
 async function askTrainingData(): Promise<string | undefined> {
   const dataFiles = await vscode.workspace.findFiles('**/*.{parquet,jsonl,json}', '**/{node_modules,.git,runs}/**', 200);
   const typed = '$(edit) Type a path on the host…';
-  const dataPick = await vscode.window.showQuickPick([typed, ...dataFiles.map((u) => vscode.workspace.asRelativePath(u))], { title: 'New run (5/7): training data' });
+  const dataPick = await vscode.window.showQuickPick([typed, ...dataFiles.map((u) => vscode.workspace.asRelativePath(u))], {
+    title: 'New run (5/7): training data',
+  });
   if (!dataPick) return undefined;
-  return dataPick === typed ? await vscode.window.showInputBox({ title: 'Training data path on the host', validateInput: (v) => (v.trim() ? undefined : 'a path is required') }) : dataPick;
+  return dataPick === typed
+    ? await vscode.window.showInputBox({
+        title: 'Training data path on the host',
+        validateInput: (v) => (v.trim() ? undefined : 'a path is required'),
+      })
+    : dataPick;
 }
 
 /** Step 6 (GRPO and PPO): a reward function of configs/rewards/, or a reward model. */
 async function askReward(framework: NewRunAnswers['framework']): Promise<NewRunAnswers['reward']> {
   const files = await vscode.workspace.findFiles('configs/rewards/*.py', undefined, 100);
   const modelChoice = '$(hubot) A reward model (verifier)…';
-  const pick = await vscode.window.showQuickPick([...files.map((u) => vscode.workspace.asRelativePath(u)), modelChoice], { title: 'New run (6/7): reward' });
+  const pick = await vscode.window.showQuickPick([...files.map((u) => vscode.workspace.asRelativePath(u)), modelChoice], {
+    title: 'New run (6/7): reward',
+  });
   if (!pick) return undefined;
   if (pick === modelChoice) {
-    const rm = await vscode.window.showInputBox({ title: 'Reward model (hub id or path)', value: 'FreedomIntelligence/medical_o1_verifier_3B' });
+    const rm = await vscode.window.showInputBox({
+      title: 'Reward model (hub id or path)',
+      value: 'FreedomIntelligence/medical_o1_verifier_3B',
+    });
     if (!rm) return undefined;
     return { model: rm };
   }

@@ -11,7 +11,11 @@ import type { WorkspaceConfigState } from '../config/workspace-config-state';
 export class RunLogFollowers implements vscode.Disposable {
   private readonly followers = new Map<string, { channel: vscode.OutputChannel; abort: AbortController }>();
 
-  constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {}
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly state: WorkspaceConfigState,
+    private readonly pool: HostPool,
+  ) {}
 
   /** Shows the run's log channel, following the log until the run ends if it is not followed yet. */
   async follow(run: RunInfo): Promise<void> {

@@ -20,8 +20,10 @@ export function secretStorageSource(ctx: Ctx, serviceKeys: ServiceKeys): SecretS
     serviceKey: (svc) => serviceKeys.get(svc),
     token: async (name) => ctx.extension.secrets.get(tokenKey(name)),
     howToSet: (what) =>
-      'judge' in what ? `run "MedRL: Set Judge API Key" for ${what.judge}`
-        : 'token' in what ? `run "MedRL: Set ${TOKENS.find((c) => c.token === what.token)!.label.replace(/^./, (c) => c.toUpperCase())}"`
+      'judge' in what
+        ? `run "MedRL: Set Judge API Key" for ${what.judge}`
+        : 'token' in what
+          ? `run "MedRL: Set ${TOKENS.find((c) => c.token === what.token)!.label.replace(/^./, (c) => c.toUpperCase())}"`
           : `the key of service ${what.service} is kept in the VS Code window that started it: start the service again from this window`,
   };
 }
@@ -38,7 +40,12 @@ export const TOKEN_COMMANDS: CommandTable = Object.fromEntries(
 
 export function setTokenCommand({ ctx }: Deps, c: TokenCommand) {
   return async (): Promise<void> => {
-    const value = await vscode.window.showInputBox({ title: `${c.label} for runs (${c.token})`, prompt: 'Kept in VS Code SecretStorage; each run gets it as an environment variable over stdin, never in a file or a command line.', password: true, ignoreFocusOut: true });
+    const value = await vscode.window.showInputBox({
+      title: `${c.label} for runs (${c.token})`,
+      prompt: 'Kept in VS Code SecretStorage; each run gets it as an environment variable over stdin, never in a file or a command line.',
+      password: true,
+      ignoreFocusOut: true,
+    });
     if (!value) return;
     if (/[\r\n]/.test(value)) throw new Error(`the ${c.label} has a line break: paste it on one line`);
     await ctx.extension.secrets.store(tokenKey(c.token), value.trim());

@@ -15,7 +15,12 @@ export class RunSpecs implements vscode.Disposable {
     const check = (doc: vscode.TextDocument) => {
       if (doc.languageId === 'yaml' && /\/configs\/[^/]+\.ya?ml$/.test(doc.uri.path)) this.load(doc);
     };
-    this.disposables = [this.diagnostics, vscode.workspace.onDidOpenTextDocument(check), vscode.workspace.onDidSaveTextDocument(check), vscode.workspace.onDidCloseTextDocument((d) => this.diagnostics.delete(d.uri))];
+    this.disposables = [
+      this.diagnostics,
+      vscode.workspace.onDidOpenTextDocument(check),
+      vscode.workspace.onDidSaveTextDocument(check),
+      vscode.workspace.onDidCloseTextDocument((d) => this.diagnostics.delete(d.uri)),
+    ];
     vscode.workspace.textDocuments.forEach(check);
   }
 
@@ -29,7 +34,10 @@ export class RunSpecs implements vscode.Disposable {
 
   /** Problems found later (the host checks of a submit), each at its field's line in the spec's text. */
   showProblems(uri: vscode.Uri, problems: Problem[], text: string): void {
-    this.diagnostics.set(uri, problems.map((p) => toDiagnostic(withLine(p, text))));
+    this.diagnostics.set(
+      uri,
+      problems.map((p) => toDiagnostic(withLine(p, text))),
+    );
   }
 
   dispose(): void {

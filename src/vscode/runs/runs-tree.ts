@@ -55,7 +55,11 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
   private readonly lastStates = new Map<string, RunState>();
   private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly state: WorkspaceConfigState,
+    private readonly pool: HostPool,
+  ) {
     this.disposables = [state.onDidChange(() => void this.refresh()), vscode.workspace.onDidGrantWorkspaceTrust(() => void this.refresh())];
     void vscode.commands.executeCommand('setContext', 'medrl.runsGroupBy', this.groupBy);
   }
@@ -87,7 +91,9 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     const hosts = vscode.workspace.isTrusted ? this.hostConfigs() : [];
     const before = new Map(this.hosts.map((h) => [h.host.name, h.runs]));
     // A host that cannot be asked keeps its last known runs (shown under "unreachable"), and is asked again.
-    this.hosts = (hosts.length ? await listAllRuns(this.pool, hosts) : []).map((h) => (h.error ? { ...h, runs: before.get(h.host.name) ?? [] } : h));
+    this.hosts = (hosts.length ? await listAllRuns(this.pool, hosts) : []).map((h) =>
+      h.error ? { ...h, runs: before.get(h.host.name) ?? [] } : h,
+    );
     for (const h of this.hosts) {
       if (h.error) this.ctx.log.warn(`runs on ${h.host.name}: ${h.error}`);
       for (const p of h.problems) this.ctx.log.warn(formatProblem(p));
@@ -96,7 +102,10 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     void vscode.commands.executeCommand('setContext', 'medrl.hasRuns', this.runs.length > 0);
     this.changed.fire();
     if (this.runs.some((r) => isActive(r.state))) {
-      this.timer = setTimeout(() => void this.refresh().catch((err: unknown) => this.ctx.log.error(`refreshing runs: ${errorMessage(err)}`)), AUTO_REFRESH_MS);
+      this.timer = setTimeout(
+        () => void this.refresh().catch((err: unknown) => this.ctx.log.error(`refreshing runs: ${errorMessage(err)}`)),
+        AUTO_REFRESH_MS,
+      );
     }
   }
 
@@ -108,7 +117,12 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       if (!before || !isActive(before) || isActive(run.state)) continue;
       const what = `Run ${run.record.name} (${run.host}) ${stateLabel(run)}${run.reason ? `: ${run.reason}` : ''}`;
       this.ctx.log.info(what);
-      const show = run.state === 'succeeded' ? vscode.window.showInformationMessage : run.state === 'cancelled' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+      const show =
+        run.state === 'succeeded'
+          ? vscode.window.showInformationMessage
+          : run.state === 'cancelled'
+            ? vscode.window.showInformationMessage
+            : vscode.window.showWarningMessage;
       void show(`MedRL: ${what}`, 'Show Logs').then((pick) => {
         if (pick) void vscode.commands.executeCommand('medrl.followRunLogs', runNode(run));
       });
@@ -119,8 +133,11 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     if (!node) {
       const gate = treeGate(this.state, 'welcome');
       if (gate) return gate;
-      if (this.groupBy === 'host') return this.hosts.filter((h) => h.runs.length || h.error || h.problems.length).map((hostRuns) => ({ kind: 'host', hostRuns }));
-      return STATUS_ORDER.map((state) => ({ kind: 'status' as const, state, runs: this.runs.filter((r) => r.state === state) })).filter((g) => g.runs.length);
+      if (this.groupBy === 'host')
+        return this.hosts.filter((h) => h.runs.length || h.error || h.problems.length).map((hostRuns) => ({ kind: 'host', hostRuns }));
+      return STATUS_ORDER.map((state) => ({ kind: 'status' as const, state, runs: this.runs.filter((r) => r.state === state) })).filter(
+        (g) => g.runs.length,
+      );
     }
     if (node.kind === 'host') return node.hostRuns.runs.map(runNode);
     if (node.kind === 'status') return node.runs.map(runNode);
@@ -152,8 +169,12 @@ function hostItem({ host, runs, error, problems }: HostRuns): vscode.TreeItem {
   item.id = `runs-host:${host.name}`;
   item.contextValue = 'medrl.runsHost';
   const active = runs.filter((r) => isActive(r.state)).length;
-  item.description = error ? 'unreachable' : `${runs.length} run(s)${active ? ` · ${active} active` : ''}${problems.length ? ` · ${problems.length} problem(s)` : ''}`;
-  item.iconPath = error ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground')) : new vscode.ThemeIcon(host.kind === 'local' ? 'device-desktop' : 'server');
+  item.description = error
+    ? 'unreachable'
+    : `${runs.length} run(s)${active ? ` · ${active} active` : ''}${problems.length ? ` · ${problems.length} problem(s)` : ''}`;
+  item.iconPath = error
+    ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+    : new vscode.ThemeIcon(host.kind === 'local' ? 'device-desktop' : 'server');
   item.tooltip = error ?? (problems.length ? problems.map(formatProblem).join('\n') : `${host.name}: runs in ${host.runsDir}`);
   return item;
 }
@@ -173,12 +194,16 @@ function runItem(node: RunNode, showHost: boolean): vscode.TreeItem {
   const item = new vscode.TreeItem(run.record.name, vscode.TreeItemCollapsibleState.None);
   item.id = `run:${run.host}:${run.record.id}`;
   item.contextValue = `medrl.run.${isActive(run.state) ? 'active' : 'ended'}`;
-  item.description = [stateLabel(run), stepLabel(run), formatDuration(elapsedMs(run)), showHost ? run.host : ''].filter(Boolean).join(' · ');
+  item.description = [stateLabel(run), stepLabel(run), formatDuration(elapsedMs(run)), showHost ? run.host : '']
+    .filter(Boolean)
+    .join(' · ');
   const [icon, colour] = ICONS[run.state];
   item.iconPath = new vscode.ThemeIcon(icon, colour ? new vscode.ThemeColor(colour) : undefined);
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
-  md.appendText(`id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`);
+  md.appendText(
+    `id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`,
+  );
   item.tooltip = md;
   item.command = { command: 'medrl.followRunLogs', title: 'Follow Logs', arguments: [node] };
   return item;

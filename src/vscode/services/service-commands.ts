@@ -19,7 +19,11 @@ type SvcArg = Extract<ServicesNode, { kind: 'service' }>;
 const ENGINES: { label: string; engine: ServiceEngine; detail: string }[] = [
   { label: 'vLLM', engine: 'vllm', detail: 'vllm serve MODEL --port P --served-model-name NAME' },
   { label: 'SGLang', engine: 'sglang', detail: 'python -m sglang.launch_server --model-path MODEL --port P' },
-  { label: 'TRL vllm-serve', engine: 'trl-vllm-serve', detail: 'trl vllm-serve --model MODEL --port P (generation server for TRL GRPO with vllm_mode=server)' },
+  {
+    label: 'TRL vllm-serve',
+    engine: 'trl-vllm-serve',
+    detail: 'trl vllm-serve --model MODEL --port P (generation server for TRL GRPO with vllm_mode=server)',
+  },
 ];
 
 /** Serve checkpoints and models, start a spec's services, and stop, restart and reach them from the Services view. */
@@ -40,21 +44,40 @@ async function serve({ ctx, pool, trees, serviceKeys }: Deps, h: ResolvedHost, l
   const host = await pool.get(h.name);
   const key = launch.engine === 'trl-vllm-serve' ? undefined : ServiceKeys.generate();
   const standins = standinsFor(ctx, h);
-  const svc = await startService(host, h.runsDir, { setup: h.setup, env: h.env, ...(h.workdir ? { workdir: h.workdir } : {}), ...launch, ...(standins ? { standins } : {}) }, key);
+  const svc = await startService(
+    host,
+    h.runsDir,
+    { setup: h.setup, env: h.env, ...(h.workdir ? { workdir: h.workdir } : {}), ...launch, ...(standins ? { standins } : {}) },
+    key,
+  );
   if (key) await serviceKeys.set(svc, key);
   ctx.log.info(`service ${svc.name} (${launch.engine}, ${svc.model}) on ${h.name}:${svc.port}: run ${svc.record.dir}`);
   trees.services.refresh();
   await vscode.commands.executeCommand('medrl.services.focus');
-  const status = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `MedRL: starting ${svc.name} on ${h.name}`, cancellable: true }, async (progress, token) => {
-    const ac = new AbortController();
-    token.onCancellationRequested(() => ac.abort());
-    const localPort = await trees.services.localPort(h, svc);
-    return waitForService(host, svc, localPort, { apiKey: key, signal: ac.signal, onStatus: (s) => progress.report({ message: `${s.state}${s.detail ? `: ${s.detail}` : ''}` }) });
-  });
+  const status = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `MedRL: starting ${svc.name} on ${h.name}`, cancellable: true },
+    async (progress, token) => {
+      const ac = new AbortController();
+      token.onCancellationRequested(() => ac.abort());
+      const localPort = await trees.services.localPort(h, svc);
+      return waitForService(host, svc, localPort, {
+        apiKey: key,
+        signal: ac.signal,
+        onStatus: (s) => progress.report({ message: `${s.state}${s.detail ? `: ${s.detail}` : ''}` }),
+      });
+    },
+  );
   trees.services.refresh();
-  if (status.state !== 'ready') throw new Error(`service ${svc.name} ${status.state}${status.detail ? ` (${status.detail})` : ''}: ${(status.logTail ?? '').split('\n').slice(-5).join(' | ')}`);
+  if (status.state !== 'ready')
+    throw new Error(
+      `service ${svc.name} ${status.state}${status.detail ? ` (${status.detail})` : ''}: ${(status.logTail ?? '').split('\n').slice(-5).join(' | ')}`,
+    );
   const url = `http://127.0.0.1:${await trees.services.localPort(h, svc)}/v1`;
-  const pick = await vscode.window.showInformationMessage(`MedRL: ${svc.name} is ready at ${url} (model ${svc.servedModelName})`, 'Copy URL', 'Copy API Key');
+  const pick = await vscode.window.showInformationMessage(
+    `MedRL: ${svc.name} is ready at ${url} (model ${svc.servedModelName})`,
+    'Copy URL',
+    'Copy API Key',
+  );
   if (pick === 'Copy URL') await vscode.env.clipboard.writeText(url);
   if (pick === 'Copy API Key' && key) await vscode.env.clipboard.writeText(key);
 }
@@ -81,9 +104,21 @@ export function serveModelCommand(deps: Deps) {
   return async (): Promise<void> => {
     requireTrust();
     const hosts = workspaceHosts(deps.state.config);
-    const h = hosts.length === 1 ? hosts[0] : (await vscode.window.showQuickPick(hosts.map((x) => ({ label: x.name, h: x })), { placeHolder: 'Host to serve on' }))?.h;
+    const h =
+      hosts.length === 1
+        ? hosts[0]
+        : (
+            await vscode.window.showQuickPick(
+              hosts.map((x) => ({ label: x.name, h: x })),
+              { placeHolder: 'Host to serve on' },
+            )
+          )?.h;
     if (!h) return;
-    const model = await vscode.window.showInputBox({ title: `Serve a model on ${h.name}`, prompt: 'Hub id or model folder on the host', placeHolder: 'Qwen/Qwen2.5-7B-Instruct' });
+    const model = await vscode.window.showInputBox({
+      title: `Serve a model on ${h.name}`,
+      prompt: 'Hub id or model folder on the host',
+      placeHolder: 'Qwen/Qwen2.5-7B-Instruct',
+    });
     if (!model) return;
     const engine = await pickEngine();
     if (!engine) return;
@@ -102,7 +137,8 @@ export function startServicesFromSpecCommand(deps: Deps) {
     const hosts = workspaceHosts(state.config);
     const runHost = findHost(hosts, spec.host ?? state.config?.defaults.host ?? LOCAL_HOST, 'host');
     const launches = serviceLaunchesOfSpec(spec, { host: runHost.name, scheduler: spec.scheduler ?? runHost.scheduler });
-    if (!launches.length) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has no services to start (services: entries without judge:)`);
+    if (!launches.length)
+      throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has no services to start (services: entries without judge:)`);
     for (const l of launches) {
       await serve(deps, findHost(hosts, l.host, `services.${l.launch.name}.host`), l.launch);
     }

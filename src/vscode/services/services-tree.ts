@@ -37,7 +37,12 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesNode>, vsco
   private poll: NodeJS.Timeout | undefined;
   private last: ServicesNode[] = [];
 
-  constructor(private readonly ctx: Ctx, private readonly state: WorkspaceConfigState, private readonly pool: HostPool, private readonly keys: ServiceKeys) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly state: WorkspaceConfigState,
+    private readonly pool: HostPool,
+    private readonly keys: ServiceKeys,
+  ) {
     this.disposables = [state.onDidChange(() => this.refresh())];
   }
 
@@ -79,26 +84,28 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesNode>, vsco
     const gate = treeGate(this.state, 'welcome');
     if (gate) return gate;
     const nodes: ServicesNode[] = [];
-    await Promise.all(workspaceHosts(this.state.config).map(async (h) => {
-      try {
-        const host = await this.pool.get(h.name);
-        for (const svc of await listServices(host, h.runsDir)) {
-          const key = await this.keys.get(svc);
-          const first = await serviceStatus(host, svc, undefined, key);
-          // Only services that run are forwarded; stopped and failed ones keep their last word (the log).
-          if (first.state === 'starting') {
-            const localPort = await this.localPort(h, svc);
-            nodes.push({ kind: 'service', host: h, svc, status: await serviceStatus(host, svc, localPort, key), localPort });
-          } else {
-            await this.closeForward(svc);
-            nodes.push({ kind: 'service', host: h, svc, status: first });
+    await Promise.all(
+      workspaceHosts(this.state.config).map(async (h) => {
+        try {
+          const host = await this.pool.get(h.name);
+          for (const svc of await listServices(host, h.runsDir)) {
+            const key = await this.keys.get(svc);
+            const first = await serviceStatus(host, svc, undefined, key);
+            // Only services that run are forwarded; stopped and failed ones keep their last word (the log).
+            if (first.state === 'starting') {
+              const localPort = await this.localPort(h, svc);
+              nodes.push({ kind: 'service', host: h, svc, status: await serviceStatus(host, svc, localPort, key), localPort });
+            } else {
+              await this.closeForward(svc);
+              nodes.push({ kind: 'service', host: h, svc, status: first });
+            }
           }
+        } catch (err) {
+          this.ctx.log.error(`services on ${h.name}: ${errorMessage(err)}`);
+          nodes.push({ kind: 'hostError', host: h, error: errorMessage(err) });
         }
-      } catch (err) {
-        this.ctx.log.error(`services on ${h.name}: ${errorMessage(err)}`);
-        nodes.push({ kind: 'hostError', host: h, error: errorMessage(err) });
-      }
-    }));
+      }),
+    );
     for (const [name, judge] of Object.entries(this.state.config?.judges ?? {})) nodes.push(await this.judgeNode(name, judge));
     // Stopped services are not shown (their run folders stay, `medrl services --all` lists them).
     this.last = nodes.filter((n) => n.kind !== 'service' || n.status.state !== 'stopped');
@@ -115,12 +122,24 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesNode>, vsco
       if (judge.host && judge.host !== 'local') {
         // The judge's port on its host, reached over that host's connection.
         const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-        const localPort = await this.forward(`judge:${judge.host}:${u.hostname}:${port}`, judge.host, async () => (await this.pool.get(judge.host!)).forwardPort(port, u.hostname));
+        const localPort = await this.forward(`judge:${judge.host}:${u.hostname}:${port}`, judge.host, async () =>
+          (await this.pool.get(judge.host!)).forwardPort(port, u.hostname),
+        );
         base = `${u.protocol}//127.0.0.1:${localPort}${u.pathname.replace(/\/v1\/?$/, '').replace(/\/+$/, '')}`;
       }
       const p = await probeServer(base, 'vllm', undefined, 2000);
       const locked = !p.ready && /\/v1\/models: HTTP 401/.test(p.detail);
-      return { kind: 'judge', name, judge, url: `${base}/v1`, status: { state: p.ready || locked ? 'ready' : 'failed', detail: locked ? 'answers; needs its API key' : p.detail, ...(p.models ? { models: p.models } : {}) } };
+      return {
+        kind: 'judge',
+        name,
+        judge,
+        url: `${base}/v1`,
+        status: {
+          state: p.ready || locked ? 'ready' : 'failed',
+          detail: locked ? 'answers; needs its API key' : p.detail,
+          ...(p.models ? { models: p.models } : {}),
+        },
+      };
     } catch (err) {
       return { kind: 'judge', name, judge, url: judge.url, status: { state: 'failed', detail: errorMessage(err) } };
     }
@@ -141,7 +160,11 @@ export class ServicesTree implements vscode.TreeDataProvider<ServicesNode>, vsco
 
   dispose(): void {
     clearTimeout(this.poll);
-    for (const f of this.forwards.values()) void f.then((x) => x.close(), () => undefined);
+    for (const f of this.forwards.values())
+      void f.then(
+        (x) => x.close(),
+        () => undefined,
+      );
     for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }
@@ -173,7 +196,9 @@ function serviceItem(n: Extract<ServicesNode, { kind: 'service' }>): vscode.Tree
   item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
   const where = `${n.host.name}:${s.port}${n.localPort !== undefined && (n.host.kind !== 'local' || n.localPort !== s.port) ? ` → 127.0.0.1:${n.localPort}` : ''}`;
   item.description = [n.status.state, s.servedModelName, s.engine, where, n.status.standIn ? 'stand-in' : ''].filter(Boolean).join(' · ');
-  const md = new vscode.MarkdownString(`**${s.name}** (${s.engine}) on \`${n.host.name}\`: ${n.status.state}\n\n- model: \`${s.model}\`\n- served as: \`${s.servedModelName}\`\n- port: ${s.port}\n- run folder: \`${s.record.dir}\`\n`);
+  const md = new vscode.MarkdownString(
+    `**${s.name}** (${s.engine}) on \`${n.host.name}\`: ${n.status.state}\n\n- model: \`${s.model}\`\n- served as: \`${s.servedModelName}\`\n- port: ${s.port}\n- run folder: \`${s.record.dir}\`\n`,
+  );
   if (n.status.detail) md.appendMarkdown(`- ${n.status.detail}\n`);
   if (n.status.logTail && n.status.state === 'failed') md.appendCodeblock(n.status.logTail.split('\n').slice(-15).join('\n'), 'log');
   item.tooltip = md;

@@ -11,7 +11,7 @@ describe('checkpoint discovery (one round trip per host)', () => {
   const host = new LocalHost();
 
   it('finds verl and TRL checkpoints of every run with step, size, kind and latest', async () => {
-    const runs = mkdtempSync(join(tmpdir(), 'ck runs \'q\' '));
+    const runs = mkdtempSync(join(tmpdir(), "ck runs 'q' "));
     writeStandInRun(runs, { id: 'verl-ppo', framework: 'verl', steps: [10, 20, 30], latest: 20, critic: true, lora: true });
     writeStandInRun(runs, { id: 'verl-mega', framework: 'verl', steps: [5], megatron: true });
     writeStandInRun(runs, { id: 'trl-sft', framework: 'trl', steps: [100, 200] });
@@ -24,7 +24,11 @@ describe('checkpoint discovery (one round trip per host)', () => {
 
     const ppo = d.runs.find((r) => r.run.id === 'verl-ppo')!;
     assert.equal(ppo.run.framework, 'verl');
-    assert.deepEqual(ppo.checkpoints.map((c) => [c.step, c.latest]).sort(), [[10, false], [20, true], [30, false]]);
+    assert.deepEqual(ppo.checkpoints.map((c) => [c.step, c.latest]).sort(), [
+      [10, false],
+      [20, true],
+      [30, false],
+    ]);
     const s20 = ppo.checkpoints.find((c) => c.step === 20)!;
     assert.equal(s20.kind, 'verl-fsdp');
     assert.deepEqual(s20.parts, ['actor', 'critic', 'huggingface', 'lora_adapter']);
@@ -40,7 +44,10 @@ describe('checkpoint discovery (one round trip per host)', () => {
     assert.ok(mega.parts.includes('dist_ckpt'));
 
     const sft = d.runs.find((r) => r.run.id === 'trl-sft')!.checkpoints;
-    assert.deepEqual(sft.map((c) => [c.step, c.latest, c.kind]).sort(), [[100, false, 'trl-full'], [200, true, 'trl-full']]);
+    assert.deepEqual(sft.map((c) => [c.step, c.latest, c.kind]).sort(), [
+      [100, false, 'trl-full'],
+      [200, true, 'trl-full'],
+    ]);
     assert.equal(sft.find((c) => c.step === 200)!.servable, join(runs, 'trl-sft/output/checkpoint-200'));
     assert.ok(sft[0]!.parts.includes('trainer_state'));
     const lora = d.runs.find((r) => r.run.id === 'trl-lora')!.checkpoints[0]!;
@@ -51,10 +58,20 @@ describe('checkpoint discovery (one round trip per host)', () => {
   it('takes output folders and single checkpoint paths, and reports missing ones', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'ck-'));
     const dir = writeStandInRun(runs, { id: 'r', framework: 'verl', steps: [1, 2, 3] });
-    const d = await discoverCheckpoints(host, { paths: [join(dir, 'checkpoints'), join(dir, 'checkpoints/global_step_2/'), join(runs, 'nope')] });
+    const d = await discoverCheckpoints(host, {
+      paths: [join(dir, 'checkpoints'), join(dir, 'checkpoints/global_step_2/'), join(runs, 'nope')],
+    });
     assert.deepEqual(d.missing, [join(runs, 'nope')]);
     assert.deepEqual(d.runs, []);
-    assert.deepEqual(d.loose.map((c) => [c.step, c.latest]), [[1, false], [2, false], [3, true], [2, false]]);
+    assert.deepEqual(
+      d.loose.map((c) => [c.step, c.latest]),
+      [
+        [1, false],
+        [2, false],
+        [3, true],
+        [2, false],
+      ],
+    );
     const viaRun = await discoverCheckpoints(host, { paths: [dir] });
     assert.equal(viaRun.runs[0]!.checkpoints.length, 3);
   });

@@ -13,7 +13,10 @@ import { writeStandInRun } from '../../fixtures/stand-in-checkpoints';
 /** A local host whose connection "drops" once after a number of bytes, like a killed SSH connection. */
 class DroppingHost extends LocalHost {
   private served = 0;
-  constructor(private dropAfter: number, private corrupt = false) {
+  constructor(
+    private dropAfter: number,
+    private corrupt = false,
+  ) {
     super();
   }
   /** Passes the file on in network-sized pieces and fails mid-stream once `dropAfter` bytes went through. */
@@ -79,7 +82,9 @@ describe('download a checkpoint (streamed, resume, sha256)', () => {
     const dest = join(mkdtempSync(join(tmpdir(), 'dl-dest-')), 'big.bin');
     await assert.rejects(download(new DroppingHost(800_000), src, dest, { retries: 0 }), /connection lost/);
     assert.ok(existsSync(`${dest}.partial`) && existsSync(`${dest}.medrl-download.json`));
-    const verified = (JSON.parse(readFileSync(`${dest}.medrl-download.json`, 'utf8')) as { files: Record<string, { done: number }> }).files['']!.done;
+    const verified = (JSON.parse(readFileSync(`${dest}.medrl-download.json`, 'utf8')) as { files: Record<string, { done: number }> }).files[
+      ''
+    ]!.done;
     assert.equal(verified, 800_000, 'every byte that arrived before the drop is kept');
     const host = new LocalHost();
     const r = await download(host, src, dest);
@@ -93,7 +98,15 @@ describe('download a checkpoint (streamed, resume, sha256)', () => {
     writeFileSync(src, randomBytes(32 << 20));
     const dest = join(mkdtempSync(join(tmpdir(), 'dl-dest-')), 'c.bin');
     const ac = new AbortController();
-    await assert.rejects(download(new LocalHost(), src, dest, { signal: ac.signal, onProgress: (p) => { if (p.done >= 2 << 20) ac.abort(); } }), /abort/i);
+    await assert.rejects(
+      download(new LocalHost(), src, dest, {
+        signal: ac.signal,
+        onProgress: (p) => {
+          if (p.done >= 2 << 20) ac.abort();
+        },
+      }),
+      /abort/i,
+    );
     assert.ok(existsSync(`${dest}.partial`));
     const r = await download(new LocalHost(), src, dest);
     assert.ok(r.transferred > 0 && r.transferred < 28 << 20, `resumed: ${r.transferred}`);
@@ -109,7 +122,10 @@ describe('download a checkpoint (streamed, resume, sha256)', () => {
     assert.ok(existsSync(join(dest, 'a.bin')) && existsSync(join(dest, 'b.bin.partial')));
     const r = await download(new LocalHost(), src, dest);
     assert.equal(r.transferred, 150_000, 'a.bin was not read again, b.bin continued');
-    const sha = (f: string) => createHash('sha256').update(readFileSync(join(src, f))).digest('hex');
+    const sha = (f: string) =>
+      createHash('sha256')
+        .update(readFileSync(join(src, f)))
+        .digest('hex');
     assert.deepEqual(r.sha256, { 'a.bin': sha('a.bin'), 'b.bin': sha('b.bin') });
     assert.deepEqual(tree(dest), tree(src));
     const plain = await download(new LocalHost(), src, join(mkdtempSync(join(tmpdir(), 'dl-dest-')), 'ck'), { verify: false });
@@ -120,13 +136,16 @@ describe('download a checkpoint (streamed, resume, sha256)', () => {
     const src = join(mkdtempSync(join(tmpdir(), 'dl-')), 'x.bin');
     writeFileSync(src, randomBytes(10_000));
     const dest = join(mkdtempSync(join(tmpdir(), 'dl-dest-')), 'x.bin');
-    await assert.rejects(download(new DroppingHost(Infinity, true), src, dest), /checksum mismatch for .*x\.bin: host [0-9a-f]{64}, downloaded [0-9a-f]{64}/);
+    await assert.rejects(
+      download(new DroppingHost(Infinity, true), src, dest),
+      /checksum mismatch for .*x\.bin: host [0-9a-f]{64}, downloaded [0-9a-f]{64}/,
+    );
     assert.ok(!existsSync(dest));
   });
 });
 
 describe('delete a checkpoint', () => {
-  it('frees its bytes, moves verl\'s latest marker to the newest step left, and refuses other folders', async () => {
+  it("frees its bytes, moves verl's latest marker to the newest step left, and refuses other folders", async () => {
     const host = new LocalHost();
     const runs = mkdtempSync(join(tmpdir(), 'del-'));
     const dir = writeStandInRun(runs, { id: 'r', framework: 'verl', steps: [10, 20, 30] });
@@ -138,7 +157,13 @@ describe('delete a checkpoint', () => {
     assert.equal(r.latest, 20);
     assert.equal(readFileSync(join(dir, 'checkpoints/latest_checkpointed_iteration.txt'), 'utf8').trim(), '20');
     const left = (await discoverCheckpoints(host, { runsDir: runs })).runs[0]!.checkpoints;
-    assert.deepEqual(left.map((c) => [c.step, c.latest]), [[10, false], [20, true]]);
+    assert.deepEqual(
+      left.map((c) => [c.step, c.latest]),
+      [
+        [10, false],
+        [20, true],
+      ],
+    );
     await assert.rejects(deleteCheckpoint(host, { ...left[0]!, path: dir }), /refusing to delete .*not a checkpoint folder/);
     assert.ok(existsSync(dir));
   });

@@ -15,8 +15,8 @@ const STANDINS = join(__dirname, '../../../standins');
 describe('merge to HuggingFace (stand-in verl merger that checks its arguments)', () => {
   const host = new LocalHost();
 
-  it('merges a verl FSDP step as a tracked merge run, copies the base model\'s missing json files, and the step becomes servable', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'merge it\'s '));
+  it("merges a verl FSDP step as a tracked merge run, copies the base model's missing json files, and the step becomes servable", async () => {
+    const root = mkdtempSync(join(tmpdir(), "merge it's "));
     const base = writeStandInBaseModel(join(root, 'base model'));
     const runs = join(root, 'runs');
     writeStandInRun(runs, { id: 'grpo', framework: 'verl', steps: [10], model: base, lora: true });
@@ -27,17 +27,28 @@ describe('merge to HuggingFace (stand-in verl merger that checks its arguments)'
     const progress: MergeProgress[] = [];
     const target = await waitForMerge(host, job, (p) => progress.push(p), { pollMs: 50 });
     assert.equal(target, join(ck.path, 'huggingface'));
-    assert.deepEqual(readdirSync(target).sort(), ['config.json', 'generation_config.json', 'lora_adapter', 'model.safetensors', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']);
+    assert.deepEqual(readdirSync(target).sort(), [
+      'config.json',
+      'generation_config.json',
+      'lora_adapter',
+      'model.safetensors',
+      'special_tokens_map.json',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     // generation_config.json and special_tokens_map.json came from the base model: the merger does not write them from actor/huggingface.
     assert.match(readFileSync(join(job.dir, 'output.log'), 'utf8'), /copied special_tokens_map\.json from .*base model/);
-    assert.ok(progress.some((p) => p.fraction !== undefined && p.fraction > 0 && p.fraction < 1), 'shard progress reported');
+    assert.ok(
+      progress.some((p) => p.fraction !== undefined && p.fraction > 0 && p.fraction < 1),
+      'shard progress reported',
+    );
     assert.equal(progress.at(-1)!.fraction, 1);
     const after = (await discoverCheckpoints(host, { runsDir: runs })).runs.find((r) => r.run.id === 'grpo')!.checkpoints[0]!;
     assert.equal(after.servable, target);
     assert.ok(after.parts.includes('merged'));
   });
 
-  it('uses the legacy scripts/model_merger.py with --hf_model_path when the host\'s verl has no verl.model_merger', async () => {
+  it("uses the legacy scripts/model_merger.py with --hf_model_path when the host's verl has no verl.model_merger", async () => {
     const root = mkdtempSync(join(tmpdir(), 'merge-legacy-'));
     const runs = join(root, 'runs');
     writeStandInRun(runs, { id: 'old', framework: 'verl', steps: [3], megatron: true });
@@ -55,14 +66,17 @@ describe('merge to HuggingFace (stand-in verl merger that checks its arguments)'
     assert.ok(existsSync(join(out, 'tokenizer.json')), 'copied from actor/huggingface after the legacy merge');
   });
 
-  it('a failed merge says why with the merger\'s own error', async () => {
+  it("a failed merge says why with the merger's own error", async () => {
     const runs = mkdtempSync(join(tmpdir(), 'merge-bad-'));
     const dir = writeStandInRun(runs, { id: 'broken', framework: 'verl', steps: [1] });
     const ck = (await discoverCheckpoints(host, { runsDir: runs })).runs[0]!.checkpoints[0]!;
     // One shard lost: the merger refuses.
     (await import('node:fs')).rmSync(join(dir, 'checkpoints/global_step_1/actor/model_world_size_2_rank_1.pt'));
     const job = await startMerge(host, ck, runs, { env: { PYTHONPATH: STANDINS } });
-    await assert.rejects(waitForMerge(host, job, () => {}, { pollMs: 50 }), /merge failed \(exit code 1\)[\s\S]*expected 2 shards, found 1/);
+    await assert.rejects(
+      waitForMerge(host, job, () => {}, { pollMs: 50 }),
+      /merge failed \(exit code 1\)[\s\S]*expected 2 shards, found 1/,
+    );
   });
 
   it('refuses to merge what is not a verl sharded checkpoint', async () => {
@@ -109,6 +123,9 @@ describe('resume training from a checkpoint', () => {
 
   it('an invalid spec is refused with its file and field', () => {
     const ck = { framework: 'verl', step: 1, path: '/x', host: 'local' } as never;
-    assert.throws(() => resumeSpecText('name: x\nframework: nope\n', ck, 'h:/runs/x/spec.yaml'), /h:\/runs\/x\/spec\.yaml:2:\d+ \(framework\)/);
+    assert.throws(
+      () => resumeSpecText('name: x\nframework: nope\n', ck, 'h:/runs/x/spec.yaml'),
+      /h:\/runs\/x\/spec\.yaml:2:\d+ \(framework\)/,
+    );
   });
 });

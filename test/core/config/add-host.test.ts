@@ -10,11 +10,12 @@ import { join } from 'node:path';
 
 describe('adding an SSH host to medrl.yaml', () => {
   it('keeps comments and other keys, and the result is a valid medrl.yaml with the host', () => {
-    const text = 'version: 1\n# my GPU boxes\nhosts:\n  local: {}   # built in\n  h100:\n    ssh: h100 # first box\ndefaults:\n  host: h100\n';
+    const text =
+      'version: 1\n# my GPU boxes\nhosts:\n  local: {}   # built in\n  h100:\n    ssh: h100 # first box\ndefaults:\n  host: h100\n';
     const out = addSshHost(text, 'h200', 'h200-login', 'medrl.yaml');
     assert.match(out, /# my GPU boxes/);
     assert.match(out, /ssh: h100 # first box/);
-    assert.match(out, /local: {} +# built in/, "the comment stays on its line");
+    assert.match(out, /local: {} +# built in/, 'the comment stays on its line');
     assert.match(out, /  h200:\n    ssh: h200-login\n/);
     const { config } = parseWorkspaceConfig(out, 'medrl.yaml');
     assert.equal(config?.hosts.h200?.ssh, 'h200-login');

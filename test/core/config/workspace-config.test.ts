@@ -11,14 +11,20 @@ describe('medrl.yaml', () => {
     assert.deepEqual(r.problems, []);
     assert.ok(r.config);
     const hosts = workspaceHosts(r.config);
-    assert.deepEqual(hosts.map((h) => [h.name, h.kind]), [['local', 'local']]);
+    assert.deepEqual(
+      hosts.map((h) => [h.name, h.kind]),
+      [['local', 'local']],
+    );
     assert.equal(hosts[0]!.runsDir, '~/.medrl/runs');
   });
 
   it('an empty file means defaults: local host only', () => {
     const r = parseWorkspaceConfig('', 'medrl.yaml');
     assert.ok(r.config);
-    assert.deepEqual(workspaceHosts(r.config).map((h) => h.name), ['local']);
+    assert.deepEqual(
+      workspaceHosts(r.config).map((h) => h.name),
+      ['local'],
+    );
     assert.equal(r.config.defaults.host, 'local');
   });
 
@@ -26,19 +32,35 @@ describe('medrl.yaml', () => {
     const r = parseWorkspaceConfig('hosts:\n  h100: {ssh: gpu-h100, scheduler: slurm}\n  box: {}\n', 'medrl.yaml');
     assert.ok(r.config, JSON.stringify(r.problems));
     const hosts = workspaceHosts(r.config);
-    assert.deepEqual(hosts.map((h) => [h.name, h.kind, h.sshAlias, h.scheduler]), [
-      ['local', 'local', undefined, 'ssh'],
-      ['h100', 'ssh', 'gpu-h100', 'slurm'],
-      ['box', 'ssh', 'box', 'ssh'],
-    ]);
+    assert.deepEqual(
+      hosts.map((h) => [h.name, h.kind, h.sshAlias, h.scheduler]),
+      [
+        ['local', 'local', undefined, 'ssh'],
+        ['h100', 'ssh', 'gpu-h100', 'slurm'],
+        ['box', 'ssh', 'box', 'ssh'],
+      ],
+    );
   });
 
   it('without medrl.yaml the only host is the built-in local one; an unknown host names the known ones', () => {
-    assert.deepEqual(workspaceHosts(), [{ name: 'local', kind: 'local', sshAlias: undefined, runsDir: '~/.medrl/runs', workdir: undefined, setup: [], env: {}, scheduler: 'ssh' }]);
+    assert.deepEqual(workspaceHosts(), [
+      {
+        name: 'local',
+        kind: 'local',
+        sshAlias: undefined,
+        runsDir: '~/.medrl/runs',
+        workdir: undefined,
+        setup: [],
+        env: {},
+        scheduler: 'ssh',
+      },
+    ]);
     const r = parseWorkspaceConfig('hosts:\n  gpu1: {}\n', 'medrl.yaml');
     assert.ok(r.config, JSON.stringify(r.problems));
     assert.equal(findHost(r.config, 'gpu1').sshAlias, 'gpu1');
-    assert.throws(() => findHost(r.config, 'x'), { message: 'unknown host "x": add it under hosts in medrl.yaml (the hosts are local, gpu1)' });
+    assert.throws(() => findHost(r.config, 'x'), {
+      message: 'unknown host "x": add it under hosts in medrl.yaml (the hosts are local, gpu1)',
+    });
     assert.throws(() => findHost(workspaceHosts(), 'x', 'services.judge.host'), /^Error: services\.judge\.host: unknown host "x"/);
   });
 
@@ -92,7 +114,10 @@ describe('medrl.yaml', () => {
   });
 
   it('refuses an API key written in the file: secrets live in SecretStorage', () => {
-    const r = parseWorkspaceConfig('judges:\n  j:\n    url: http://127.0.0.1:8000/v1\n    model: Judger\n    apiKey: "1234"\n', 'medrl.yaml');
+    const r = parseWorkspaceConfig(
+      'judges:\n  j:\n    url: http://127.0.0.1:8000/v1\n    model: Judger\n    apiKey: "1234"\n',
+      'medrl.yaml',
+    );
     assert.equal(r.config, undefined);
     assert.equal(r.problems[0]!.line, 5);
     assert.equal(r.problems[0]!.field, 'judges.j.apiKey');

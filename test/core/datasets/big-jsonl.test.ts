@@ -20,7 +20,15 @@ function generate(file: string): number {
   while (bytes < TARGET_BYTES) {
     const lines: string[] = [];
     for (let i = 0; i < 2000; i++, rows++) {
-      lines.push(JSON.stringify({ data_source: sources[rows % 3], prompt: [{ role: 'user', content: `Case ${rows}: ${NOTE}` }], ability: 'medical', reward_model: { style: 'rule', ground_truth: 'yes' }, extra_info: { index: rows } }));
+      lines.push(
+        JSON.stringify({
+          data_source: sources[rows % 3],
+          prompt: [{ role: 'user', content: `Case ${rows}: ${NOTE}` }],
+          ability: 'medical',
+          reward_model: { style: 'rule', ground_truth: 'yes' },
+          extra_info: { index: rows },
+        }),
+      );
     }
     const chunk = Buffer.from(lines.join('\n') + '\n');
     writeSync(fd, chunk);
@@ -39,7 +47,9 @@ describe('a 2 GiB JSONL dataset', () => {
     let t = performance.now();
     const rows = generate(file);
     const size = statSync(file).size;
-    console.log(`[datasets] generated ${rows} rows, ${(size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    console.log(
+      `[datasets] generated ${rows} rows, ${(size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
     const host = new LocalHost();
     t = performance.now();
     const reader = await openDataset(host, file);
@@ -53,7 +63,9 @@ describe('a 2 GiB JSONL dataset', () => {
     let peak = 0;
     const s = await inspectDataset(reader, { against: null, onProgress: () => (peak = Math.max(peak, process.memoryUsage().heapUsed)) });
     const scanS = (performance.now() - t) / 1000;
-    console.log(`[datasets] full inspection: ${s.rows} rows in ${scanS.toFixed(1)} s (${(size / 1024 ** 2 / scanS).toFixed(0)} MiB/s), heap peak +${((peak - heapBefore) / 1024 ** 2).toFixed(0)} MiB`);
+    console.log(
+      `[datasets] full inspection: ${s.rows} rows in ${scanS.toFixed(1)} s (${(size / 1024 ** 2 / scanS).toFixed(0)} MiB/s), heap peak +${((peak - heapBefore) / 1024 ** 2).toFixed(0)} MiB`,
+    );
     assert.equal(s.rows, rows);
     assert.equal(s.problemCount, 0);
     assert.deepEqual(s.dataSources, { pubmedqa: Math.ceil(rows / 3), medec: Math.ceil((rows - 1) / 3), medqa: Math.floor(rows / 3) });

@@ -26,7 +26,17 @@ describe('dataset kinds and validation', () => {
     assert.equal(detectKind([rl('q')]), 'verl-rl');
     assert.equal(detectKind([{ prompt: 'q', response: 'a' }]), 'verl-sft');
     assert.equal(detectKind([{ prompt: [{ role: 'user', content: 'q' }] }]), 'trl-prompt-only');
-    assert.equal(detectKind([{ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] }]), 'trl-conversational');
+    assert.equal(
+      detectKind([
+        {
+          messages: [
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: 'a' },
+          ],
+        },
+      ]),
+      'trl-conversational',
+    );
     assert.equal(detectKind([{ prompt: 'q', completion: 'a' }]), 'trl-prompt-completion');
     assert.equal(detectKind([{ prompt: 'q', chosen: 'a', rejected: 'b' }]), 'dpo-preference');
     assert.equal(detectKind([{ QUESTION: 'q', final_decision: 'yes' }]), 'raw');
@@ -35,7 +45,14 @@ describe('dataset kinds and validation', () => {
   });
 
   it('reports wrong types and missing fields with row, line and field; counts the rows that are fine', async () => {
-    const rows: unknown[] = [rl('fine one'), rl('fine two'), { ...rl('bad role'), prompt: [{ role: 'doctor', content: 'x' }] }, { ...rl('no gt'), reward_model: undefined }, { ...rl('number prompt'), prompt: 42 }, { ...rl('no source'), data_source: undefined }];
+    const rows: unknown[] = [
+      rl('fine one'),
+      rl('fine two'),
+      { ...rl('bad role'), prompt: [{ role: 'doctor', content: 'x' }] },
+      { ...rl('no gt'), reward_model: undefined },
+      { ...rl('number prompt'), prompt: 42 },
+      { ...rl('no source'), data_source: undefined },
+    ];
     const file = join(dir, 'rl.jsonl');
     writeFileSync(file, rowsToJsonl(rows));
     const s = await inspectDataset(await openDataset(host, file), { against: null });
@@ -76,7 +93,10 @@ describe('dataset kinds and validation', () => {
     assert.equal(trainSiblingPath(join(split, 'medec_val.parquet')), join(split, 'medec_train.parquet'));
     const s = await inspectDataset(await openDataset(host, join(split, 'test.parquet')));
     assert.equal(s.comparedWith, join(split, 'train.parquet'));
-    assert.deepEqual(s.problems.map((p) => [p.row, p.reason]), [[1, 'train/validation overlap: the same prompt is row 2 of train.parquet']]);
+    assert.deepEqual(
+      s.problems.map((p) => [p.row, p.reason]),
+      [[1, 'train/validation overlap: the same prompt is row 2 of train.parquet']],
+    );
     const train = await inspectDataset(await openDataset(host, join(split, 'train.parquet')));
     assert.equal(train.problemCount, 0, 'the training split is not compared with itself');
   });
@@ -86,7 +106,13 @@ describe('dataset kinds and validation', () => {
     writeFileSync(file, `${JSON.stringify({ prompt: 'q', completion: 'a' })}\n{oops\n${JSON.stringify({ prompt: 'q2', completion: 7 })}\n`);
     const s = await inspectDataset(await openDataset(host, file), { against: null });
     assert.equal(s.kind, 'trl-prompt-completion');
-    assert.deepEqual(s.problems.map((p) => [p.row, p.line, p.field ?? null]), [[1, 2, null], [2, 3, 'completion']]);
+    assert.deepEqual(
+      s.problems.map((p) => [p.row, p.line, p.field ?? null]),
+      [
+        [1, 2, null],
+        [2, 3, 'completion'],
+      ],
+    );
     assert.match(s.problems[0]!.reason, /line 2 \(byte offset 32\): malformed JSON/);
     assert.equal(s.rowsOk, 1);
   });

@@ -25,7 +25,9 @@ describe('dataset readers', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   // The real PubMedQA sample (an object keyed by PubMed id), as rows with the id in `_id`.
-  const pubmed = Object.entries(JSON.parse(readFileSync(PUBMEDQA, 'utf8')) as Record<string, Record<string, unknown>>).map(([id, r]): Record<string, unknown> => ({ _id: id, ...r }));
+  const pubmed = Object.entries(JSON.parse(readFileSync(PUBMEDQA, 'utf8')) as Record<string, Record<string, unknown>>).map(
+    ([id, r]): Record<string, unknown> => ({ _id: id, ...r }),
+  );
 
   it('reads the real PubMedQA sample as JSON keyed by id, with each row at its line', async () => {
     const reader = await openDataset(host, PUBMEDQA);
@@ -35,7 +37,8 @@ describe('dataset readers', () => {
     assert.equal(rows[0]!.key, '21645374');
     assert.equal((rows[0]!.value as { final_decision: string }).final_decision, 'yes');
     const lines = readFileSync(PUBMEDQA, 'utf8').split('\n');
-    for (const r of [rows[0]!, rows[1]!, rows[199]!]) assert.match(lines[r.line! - 1]!, new RegExp(`"${r.key}": \\{`), `row ${r.index} at line ${r.line}`);
+    for (const r of [rows[0]!, rows[1]!, rows[199]!])
+      assert.match(lines[r.line! - 1]!, new RegExp(`"${r.key}": \\{`), `row ${r.index} at line ${r.line}`);
   });
 
   it('reads the same real rows back from JSON (array and object of arrays), JSONL, parquet and CSV', async () => {
@@ -45,15 +48,25 @@ describe('dataset readers', () => {
     writeFileSync(join(dir, 'rows.jsonl'), rowsToJsonl(flat));
     writeFileSync(join(dir, 'rows.parquet'), rowsToParquet(flat));
     const csvCell = (v: unknown) => `"${String(v).replace(/"/g, '""')}"`;
-    writeFileSync(join(dir, 'rows.csv'), ['id,question,answer', ...flat.map((r) => [r.id, r.question, r.answer].map(csvCell).join(','))].join('\r\n') + '\r\n');
+    writeFileSync(
+      join(dir, 'rows.csv'),
+      ['id,question,answer', ...flat.map((r) => [r.id, r.question, r.answer].map(csvCell).join(','))].join('\r\n') + '\r\n',
+    );
     for (const f of ['array.json', 'splits.json', 'rows.jsonl', 'rows.parquet']) {
       const rows = await all(await openDataset(host, join(dir, f)));
-      assert.deepEqual(rows.map((r) => r.value), flat, f);
+      assert.deepEqual(
+        rows.map((r) => r.value),
+        flat,
+        f,
+      );
     }
     const split = await all(await openDataset(host, join(dir, 'splits.json')));
     assert.deepEqual([split[149]!.key, split[150]!.key], ['train', 'test']);
     const csv = await all(await openDataset(host, join(dir, 'rows.csv')));
-    assert.deepEqual(csv.map((r) => r.value), flat.map((r) => ({ id: r.id, question: r.question, answer: r.answer })));
+    assert.deepEqual(
+      csv.map((r) => r.value),
+      flat.map((r) => ({ id: r.id, question: r.question, answer: r.answer })),
+    );
   });
 
   it('reads the real MEDEC CSV: quoted multi-line clinical notes, each row at the line where it starts', async () => {
@@ -78,11 +91,21 @@ describe('dataset readers', () => {
     writeFileSync(file, lines.join('\n') + '\n{"prompt": "cut off');
     const rows = await all(await openDataset(host, file));
     assert.equal(rows.length, 8, 'blank lines are no rows; malformed lines are rows with an error');
-    assert.deepEqual(rows.filter((r) => r.error).map((r) => [r.index, r.line]), [[2, 3], [5, 7], [7, 9]]);
+    assert.deepEqual(
+      rows.filter((r) => r.error).map((r) => [r.index, r.line]),
+      [
+        [2, 3],
+        [5, 7],
+        [7, 9],
+      ],
+    );
     const offset = Buffer.byteLength(lines.slice(0, 2).join('\n') + '\n');
     assert.match(rows[2]!.error!, new RegExp(`^line 3 \\(byte offset ${offset}\\): malformed JSON`));
     assert.match(rows[7]!.error!, /truncated/);
-    assert.deepEqual(rows.filter((r) => !r.error).map((r) => (r.value as { prompt: string }).prompt), ['q0', 'q1', 'q3', 'q4', 'q6']);
+    assert.deepEqual(
+      rows.filter((r) => !r.error).map((r) => (r.value as { prompt: string }).prompt),
+      ['q0', 'q1', 'q3', 'q4', 'q6'],
+    );
   });
 
   it('a truncated parquet file gives an error naming the file, its size and the footer offset', async () => {
@@ -90,7 +113,12 @@ describe('dataset readers', () => {
     const file = join(dir, 'cut.parquet');
     writeFileSync(file, full.subarray(0, Math.floor(full.length * 0.7)));
     await assert.rejects(openDataset(host, file), (err: Error) => {
-      assert.match(err.message, new RegExp(`local:${file.replace(/[.]/g, '\\.')}: cannot read the parquet footer at byte offset \\d+ of ${statSync(file).size} \\(the file is truncated or not parquet\\)`));
+      assert.match(
+        err.message,
+        new RegExp(
+          `local:${file.replace(/[.]/g, '\\.')}: cannot read the parquet footer at byte offset \\d+ of ${statSync(file).size} \\(the file is truncated or not parquet\\)`,
+        ),
+      );
       return true;
     });
     writeFileSync(join(dir, 'tiny.parquet'), 'PAR1');
@@ -112,7 +140,10 @@ describe('dataset readers', () => {
     writeFileSync(file, rowsToJsonl(Array.from({ length: 5000 }, (_, i) => ({ prompt: `question ${i}`, n: i }))));
     const reader = new JsonlReader(host, file, statSync(file).size, 256);
     const cold = await readRows(reader, 4321, 2);
-    assert.deepEqual(cold.map((r) => (r.value as { n: number }).n), [4321, 4322]);
+    assert.deepEqual(
+      cold.map((r) => (r.value as { n: number }).n),
+      [4321, 4322],
+    );
     assert.equal(cold[0]!.line, 4322);
     assert.ok(reader.indexedRows >= 4096, 'the pass indexed the rows it went over');
     const before = host.stats().bytesRead;
@@ -120,11 +151,23 @@ describe('dataset readers', () => {
     assert.equal((warm[0]!.value as { n: number }).n, 4100);
     // From the indexed row 4096 to 4100 (one 1 MiB chunk at most), not from the start of the file.
     const read = host.stats().bytesRead - before;
-    assert.ok(read <= statSync(file).size - Number(readFileSync(file, 'utf8').split('\n').slice(0, 4096).join('\n').length), `read ${read} bytes`);
+    assert.ok(
+      read <= statSync(file).size - Number(readFileSync(file, 'utf8').split('\n').slice(0, 4096).join('\n').length),
+      `read ${read} bytes`,
+    );
   });
 
   it('previewing a large parquet file reads its footer and first row group only', async () => {
-    const rows = Array.from({ length: 20_000 }, (_, i) => ({ data_source: i % 3 ? 'pubmedqa' : 'medec', prompt: [{ role: 'user', content: `${pubmed[i % 200]!.QUESTION as string} (${i}) ${(pubmed[(i * 7) % 200]!.CONTEXTS as string[])[0]!.slice(i % 50)}` }], reward_model: { style: 'rule', ground_truth: 'yes' } }));
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({
+      data_source: i % 3 ? 'pubmedqa' : 'medec',
+      prompt: [
+        {
+          role: 'user',
+          content: `${pubmed[i % 200]!.QUESTION as string} (${i}) ${(pubmed[(i * 7) % 200]!.CONTEXTS as string[])[0]!.slice(i % 50)}`,
+        },
+      ],
+      reward_model: { style: 'rule', ground_truth: 'yes' },
+    }));
     const file = join(dir, 'big.parquet');
     writeFileSync(file, rowsToParquet(rows));
     const size = statSync(file).size;
@@ -137,7 +180,10 @@ describe('dataset readers', () => {
     console.log(`[datasets] parquet preview: ${read} of ${size} bytes read (${((100 * read) / size).toFixed(1)}%)`);
     assert.ok(read < size / 4, `read ${read} of ${size} bytes`);
     const tail = await readRows(reader, 19_990, 100);
-    assert.deepEqual(tail.map((r) => r.index), Array.from({ length: 10 }, (_, i) => 19_990 + i));
+    assert.deepEqual(
+      tail.map((r) => r.index),
+      Array.from({ length: 10 }, (_, i) => 19_990 + i),
+    );
     assert.deepEqual(tail[9]!.value, rows[19_999]);
   });
 

@@ -15,15 +15,26 @@ describe('demo workspace', () => {
     assert.equal(r.refreshed, false);
     const loaded = await loadWorkspaceConfig(dir);
     assert.deepEqual(loaded.problems, []);
-    for (const f of ['data/pubmedqa/ori_pqal-first200.json', 'data/pubmedqa/LICENSE', 'data/pubmedqa/PROVENANCE.md', 'data/medec/medec-ms-validation-first200.csv', 'data/medec/PROVENANCE.md', 'configs/local-demo.yaml', 'configs/rewards/multiple_choice_exact.py']) {
+    for (const f of [
+      'data/pubmedqa/ori_pqal-first200.json',
+      'data/pubmedqa/LICENSE',
+      'data/pubmedqa/PROVENANCE.md',
+      'data/medec/medec-ms-validation-first200.csv',
+      'data/medec/PROVENANCE.md',
+      'configs/local-demo.yaml',
+      'configs/rewards/multiple_choice_exact.py',
+    ]) {
       assert.ok(r.files.includes(f), `${f} in ${r.files.join(', ')}`);
     }
-    const pubmedqa = JSON.parse(readFileSync(join(dir, 'data/pubmedqa/ori_pqal-first200.json'), 'utf8')) as Record<string, { final_decision: string }>;
+    const pubmedqa = JSON.parse(readFileSync(join(dir, 'data/pubmedqa/ori_pqal-first200.json'), 'utf8')) as Record<
+      string,
+      { final_decision: string }
+    >;
     assert.equal(Object.keys(pubmedqa).length, 200);
     assert.match(readFileSync(join(dir, 'data/medec/PROVENANCE.md'), 'utf8'), /CC BY 4\.0/);
   });
 
-  it('refreshes its own folder but never overwrites a user\'s folder', async () => {
+  it("refreshes its own folder but never overwrites a user's folder", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'demo-'));
     await createDemo(root, dir);
     assert.equal((await createDemo(root, dir)).refreshed, true);

@@ -29,7 +29,10 @@ describe('demo training files', () => {
   it('are the files the demo run spec trains on: verl RL rows with no problems, no train/test overlap, a JSONL twin for the stand-in', async () => {
     const spec = parse(readFileSync(join(root, 'configs/local-demo.yaml'), 'utf8')) as { data: { train: string; val: string } };
     const host = new LocalHost();
-    for (const [path, rows] of [[spec.data.train, 180], [spec.data.val, 20]] as const) {
+    for (const [path, rows] of [
+      [spec.data.train, 180],
+      [spec.data.val, 20],
+    ] as const) {
       const s = await inspectDataset(await openDataset(host, join(demo, path)));
       assert.deepEqual([s.kind, s.rows, s.problemCount, s.dataSources], ['verl-rl', rows, 0, { pubmedqa: rows }], path);
       const twin = await inspectDataset(await openDataset(host, join(demo, path.replace(/\.parquet$/, '.jsonl'))), { against: null });

@@ -51,7 +51,9 @@ describe('a 1 GB rollout dump', () => {
       const s = stepSignals(table);
       assert.equal(s.episodes, episodes);
       const grewMb = (peak - base) / 2 ** 20;
-      console.log(`[1 GB] ${(size / 2 ** 30).toFixed(2)} GiB, ${episodes} episodes: first ${firstMs.toFixed(1)} ms, index ${(indexMs / 1000).toFixed(1)} s, seek ${seekMs.toFixed(2)} ms, RSS +${grewMb.toFixed(0)} MB (index columns ${(table.bytes() / 2 ** 20).toFixed(1)} MB)`);
+      console.log(
+        `[1 GB] ${(size / 2 ** 30).toFixed(2)} GiB, ${episodes} episodes: first ${firstMs.toFixed(1)} ms, index ${(indexMs / 1000).toFixed(1)} s, seek ${seekMs.toFixed(2)} ms, RSS +${grewMb.toFixed(0)} MB (index columns ${(table.bytes() / 2 ** 20).toFixed(1)} MB)`,
+      );
       assert.ok(firstMs < 300, `first episode in ${firstMs} ms`);
       assert.ok(seekMs < 50, `seek in ${seekMs} ms`);
       assert.ok(grewMb < 200, `memory grew ${grewMb} MB`);

@@ -11,7 +11,18 @@ export function writeBigDump(path: string, bytes: number, step = 100): number {
     for (let k = 0; k < 8; k++) {
       const right = (g + k) % 3 === 0;
       const output = `<think>${'Consider heart failure versus renal causes; the BNP is high. '.repeat(10 + ((g * 8 + k) % 40))}</think>\n<answer>${right ? 'heart failure' : 'nephrotic syndrome'}</answer>`;
-      lines.push(JSON.stringify({ input, output, gts: 'heart failure', score: right ? 1 : 0, step, data_source: g % 2 ? 'diagagent' : 'medec', acc: right, pred: right ? 'heart failure' : 'nephrotic syndrome' }));
+      lines.push(
+        JSON.stringify({
+          input,
+          output,
+          gts: 'heart failure',
+          score: right ? 1 : 0,
+          step,
+          data_source: g % 2 ? 'diagagent' : 'medec',
+          acc: right,
+          pred: right ? 'heart failure' : 'nephrotic syndrome',
+        }),
+      );
     }
   }
   const block = Buffer.from(lines.join('\n') + '\n');

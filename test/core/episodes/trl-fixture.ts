@@ -22,7 +22,9 @@ export function writeTrlCompletions(outputDir: string, steps: number[]): string 
     const rows = PROMPTS.flatMap((prompt, p) =>
       [0, 1, 2, 3].map((k) => {
         const right = (k + step + p) % 2 === 0;
-        const completion = right ? `<think>Step ${step}, try ${k}.</think>\n<answer>${p ? 'peaked T waves' : 'SIADH'}</answer>` : `<think>Unsure at step ${step}.</think>\n<answer>dehydration</answer>`;
+        const completion = right
+          ? `<think>Step ${step}, try ${k}.</think>\n<answer>${p ? 'peaked T waves' : 'SIADH'}</answer>`
+          : `<think>Unsure at step ${step}.</think>\n<answer>dehydration</answer>`;
         return { step, prompt, completion, accuracy_reward: right ? 1 : 0, format_reward: 0.5 };
       }),
     );

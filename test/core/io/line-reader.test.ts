@@ -23,7 +23,11 @@ describe('readLines', () => {
     writeFileSync(file, lines.join('\n') + '\n');
     for (const chunkSize of [1, 3, 7, 64, 1 << 20]) {
       const got = await all(readLines(host, file, { chunkSize }));
-      assert.deepEqual(got.map((l) => l.text), ['step:1 - a:1', 'résumé ✓ ünïcode', '', 'windows line', 'x'.repeat(37)], `chunk ${chunkSize}`);
+      assert.deepEqual(
+        got.map((l) => l.text),
+        ['step:1 - a:1', 'résumé ✓ ünïcode', '', 'windows line', 'x'.repeat(37)],
+        `chunk ${chunkSize}`,
+      );
       assert.equal(got[1]!.start, Buffer.byteLength('step:1 - a:1\n'));
       assert.equal(got.at(-1)!.end, Buffer.byteLength(lines.join('\n') + '\n'));
     }
@@ -33,12 +37,24 @@ describe('readLines', () => {
     const file = join(dir, 'live.log');
     writeFileSync(file, 'one\ntw');
     const first = await all(readLines(host, file, { chunkSize: 4 }));
-    assert.deepEqual(first.map((l) => l.text), ['one']);
+    assert.deepEqual(
+      first.map((l) => l.text),
+      ['one'],
+    );
     const partial = await all(readLines(host, file, { includePartial: true }));
-    assert.deepEqual(partial.map((l) => [l.text, l.complete]), [['one', true], ['tw', false]]);
+    assert.deepEqual(
+      partial.map((l) => [l.text, l.complete]),
+      [
+        ['one', true],
+        ['tw', false],
+      ],
+    );
     appendFileSync(file, 'o\nthree\n');
     const next = await all(readLines(host, file, { start: first.at(-1)!.end, chunkSize: 4 }));
-    assert.deepEqual(next.map((l) => l.text), ['two', 'three']);
+    assert.deepEqual(
+      next.map((l) => l.text),
+      ['two', 'three'],
+    );
   });
 
   it('stops at an end offset and reads only about the bytes it needs', async () => {
@@ -46,14 +62,20 @@ describe('readLines', () => {
     writeFileSync(file, Array.from({ length: 10_000 }, (_, i) => `line ${i}`).join('\n') + '\n');
     const h = new LocalHost();
     const got = await all(readLines(h, file, { end: 30, chunkSize: 64 }));
-    assert.deepEqual(got.map((l) => l.text), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
+    assert.deepEqual(
+      got.map((l) => l.text),
+      ['line 0', 'line 1', 'line 2', 'line 3', 'line 4'],
+    );
     assert.ok(h.stats().bytesRead <= 128, `read ${h.stats().bytesRead} bytes`);
   });
 
   it('recycles its chunk buffers while reading ahead, and every line is still whole and right, also with a needle', async () => {
     // Lines from empty to several chunks long, so lines cross one, two and more chunk boundaries.
     const rng = seededRandom(7);
-    const lines = Array.from({ length: 1000 }, (_, i) => `${i % 5 === 0 ? 'step:' : 'noise '}${i} ${'x'.repeat(Math.floor(rng() ** 4 * 300))}`);
+    const lines = Array.from(
+      { length: 1000 },
+      (_, i) => `${i % 5 === 0 ? 'step:' : 'noise '}${i} ${'x'.repeat(Math.floor(rng() ** 4 * 300))}`,
+    );
     const file = join(dir, 'recycled.log');
     writeFileSync(file, lines.join('\n') + '\n');
     for (const chunkSize of [16, 61, 4096]) {
@@ -75,7 +97,8 @@ describe('readLines', () => {
     const file = join(dir, 'long.jsonl');
     const long = 'y'.repeat(5000);
     writeFileSync(file, `first\n${long}\nmiddle\n${'z'.repeat(60)}\nlast ${long}`);
-    const lengths = (got: Line[]) => got.map((l) => (l.tooLong ? `skipped ${l.start}-${l.end}${l.complete ? '' : ' partial'}` : l.text.length));
+    const lengths = (got: Line[]) =>
+      got.map((l) => (l.tooLong ? `skipped ${l.start}-${l.end}${l.complete ? '' : ' partial'}` : l.text.length));
     for (const chunkSize of [7, 64, 1000, 4096, 1 << 20]) {
       const got = await all(readLines(host, file, { chunkSize, maxLineBytes: 100, includePartial: true }));
       assert.deepEqual(lengths(got), [5, 'skipped 6-5007', 6, 60, 'skipped 5075-10080 partial'], `chunk ${chunkSize}`);
@@ -85,6 +108,11 @@ describe('readLines', () => {
     assert.deepEqual(lengths(await all(readLines(host, file, { chunkSize: 16, maxLineBytes: 60 }))), [5, 'skipped 6-5007', 6, 60]);
     const bytes: Array<[boolean, number]> = [];
     for await (const l of readLineBytes(host, file, { chunkSize: 64, maxLineBytes: 100 })) bytes.push([l.tooLong ?? false, l.to - l.from]);
-    assert.deepEqual(bytes, [[false, 5], [true, 0], [false, 6], [false, 60]]);
+    assert.deepEqual(bytes, [
+      [false, 5],
+      [true, 0],
+      [false, 6],
+      [false, 60],
+    ]);
   });
 });

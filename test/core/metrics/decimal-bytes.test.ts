@@ -24,7 +24,9 @@ function significant(text: string): number {
 const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
 
 /** An odd 54-bit integer (± 1): exactly halfway between two doubles, or next to such a tie. */
-const tie = fc.tuple(fc.bigInt({ min: 0n, max: (1n << 52n) - 1n }), fc.constantFrom(-1n, 0n, 1n)).map(([m, d]) => (1n << 53n) + 2n * m + 1n + d);
+const tie = fc
+  .tuple(fc.bigInt({ min: 0n, max: (1n << 52n) - 1n }), fc.constantFrom(-1n, 0n, 1n))
+  .map(([m, d]) => (1n << 53n) + 2n * m + 1n + d);
 
 describe('scanDecimal: bytes to the double Number() gives', () => {
   it('Python reprs of random doubles (the 16-17 digit values a verl log is made of), bit for bit', () => {
@@ -32,7 +34,8 @@ describe('scanDecimal: bytes to the double Number() gives', () => {
       fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => {
         const s = String(x);
         assert.ok(agrees(s), s);
-        if (Math.abs(x) >= 1e-80 && Math.abs(x) <= 1e80 && significant(s) <= 19) assert.notEqual(fast(s), undefined, `${s} takes the fast path`);
+        if (Math.abs(x) >= 1e-80 && Math.abs(x) <= 1e80 && significant(s) <= 19)
+          assert.notEqual(fast(s), undefined, `${s} takes the fast path`);
       }),
       { numRuns: 20_000 },
     );
@@ -45,15 +48,24 @@ describe('scanDecimal: bytes to the double Number() gives', () => {
       }),
       { numRuns: 20_000 },
     );
-    for (let e = -100; e <= 100; e++) for (const m of ['1', '9.999999999999999999', '1.000000000000000001', '4.9406564584124654']) assert.ok(agrees(`${m}e${e}`), `${m}e${e}`);
+    for (let e = -100; e <= 100; e++)
+      for (const m of ['1', '9.999999999999999999', '1.000000000000000001', '4.9406564584124654'])
+        assert.ok(agrees(`${m}e${e}`), `${m}e${e}`);
   });
 
   it('arbitrary digit strings: signs, leading zeros, a point anywhere, exponents, up to 19 significant digits and past', () => {
     fc.assert(
-      fc.property(fc.constantFrom('', '-', '+'), digits(0, 24), digits(0, 24), fc.boolean(), fc.option(fc.integer({ min: -130, max: 130 })), (sign, a, b, point, exp) => {
-        const s = `${sign}${a}${point ? '.' : ''}${b}${exp === null ? '' : `e${exp}`}`;
-        assert.ok(agrees(s), s);
-      }),
+      fc.property(
+        fc.constantFrom('', '-', '+'),
+        digits(0, 24),
+        digits(0, 24),
+        fc.boolean(),
+        fc.option(fc.integer({ min: -130, max: 130 })),
+        (sign, a, b, point, exp) => {
+          const s = `${sign}${a}${point ? '.' : ''}${b}${exp === null ? '' : `e${exp}`}`;
+          assert.ok(agrees(s), s);
+        },
+      ),
       { numRuns: 50_000 },
     );
   });
@@ -83,7 +95,8 @@ describe('scanDecimal: bytes to the double Number() gives', () => {
     const b = Buffer.from('x:-0.0123 - y');
     assert.ok(scanDecimal(b, 2, b.length, out));
     assert.deepEqual([out.value, out.end], [-0.0123, 9]);
-    for (const s of ['', '-', '.', 'e5', '1e', '1e-', 'nan', 'inf', ' 1', '0x10', '1'.repeat(20), '1e-400']) assert.equal(fast(s), undefined, s);
+    for (const s of ['', '-', '.', 'e5', '1e', '1e-', 'nan', 'inf', ' 1', '0x10', '1'.repeat(20), '1e-400'])
+      assert.equal(fast(s), undefined, s);
     assert.ok(Object.is(fast('-0.000'), -0));
     assert.equal(fast('1e-06'), 1e-6);
   });

@@ -32,7 +32,9 @@ describe('a 1 GB verl log', () => {
       peak = Math.max(peak, end.rss);
       heapPeak = Math.max(heapPeak, end.heapUsed);
       const growthMb = (heapPeak - heap0) / 1e6;
-      console.log(`[1 GB] ${steps} steps in ${ms} ms (${((1 << 30) / 1e6 / (ms / 1000)).toFixed(0)} MB/s), peak heap growth ${growthMb.toFixed(1)} MB, peak RSS growth ${((peak - rss0) / 1e6).toFixed(1)} MB`);
+      console.log(
+        `[1 GB] ${steps} steps in ${ms} ms (${((1 << 30) / 1e6 / (ms / 1000)).toFixed(0)} MB/s), peak heap growth ${growthMb.toFixed(1)} MB, peak RSS growth ${((peak - rss0) / 1e6).toFixed(1)} MB`,
+      );
       assert.equal(r.steps, steps);
       assert.equal(f.series.length, steps);
       assert.equal(f.series.metricNames().length, 46);

@@ -18,8 +18,15 @@ describe('readLines({ matching })', () => {
       const got: typeof all = [];
       for await (const l of readLines(host, file, { chunkSize, includePartial: true, matching: ['step:', "{'"] })) got.push(l);
       const want = all.filter((l) => l.text.includes('step:') || l.text.includes("{'"));
-      assert.deepEqual(got.map((l) => [l.text, l.start, l.end]), want.map((l) => [l.text, l.start, l.end]), `chunk ${chunkSize}`);
-      assert.deepEqual(got.map((l) => l.text), ['step:1 - a:1', "{'loss': 1}", 'tail step:2', 'partial step:3']);
+      assert.deepEqual(
+        got.map((l) => [l.text, l.start, l.end]),
+        want.map((l) => [l.text, l.start, l.end]),
+        `chunk ${chunkSize}`,
+      );
+      assert.deepEqual(
+        got.map((l) => l.text),
+        ['step:1 - a:1', "{'loss': 1}", 'tail step:2', 'partial step:3'],
+      );
     }
   });
 });

@@ -50,11 +50,26 @@ describe('verl console lines', () => {
     // The killed job's last line (no newline) is read as far as it goes.
     assert.equal(value(s, 6, 'critic/score/mean'), 0.95);
     const text = problems.map((p) => `${p.line}: ${p.field ?? ''}: ${p.message}`);
-    assert.ok(text.some((t) => t.startsWith('14: actor/pg_loss: step 4: unreadable metric')), text.join('\n'));
-    assert.ok(text.some((t) => t.startsWith('15: : step 4: the rest of a step line torn')), text.join('\n'));
-    assert.ok(text.some((t) => t.startsWith('16: actor/entropy: step 5')), text.join('\n'));
-    assert.ok(text.some((t) => t.startsWith('17: : a verl step line whose step is not a number ("step:x")')), text.join('\n'));
-    assert.ok(text.some((t) => t.startsWith('19: : the last line has no newline')), text.join('\n'));
+    assert.ok(
+      text.some((t) => t.startsWith('14: actor/pg_loss: step 4: unreadable metric')),
+      text.join('\n'),
+    );
+    assert.ok(
+      text.some((t) => t.startsWith('15: : step 4: the rest of a step line torn')),
+      text.join('\n'),
+    );
+    assert.ok(
+      text.some((t) => t.startsWith('16: actor/entropy: step 5')),
+      text.join('\n'),
+    );
+    assert.ok(
+      text.some((t) => t.startsWith('17: : a verl step line whose step is not a number ("step:x")')),
+      text.join('\n'),
+    );
+    assert.ok(
+      text.some((t) => t.startsWith('19: : the last line has no newline')),
+      text.join('\n'),
+    );
     assert.equal(problems.length, 5);
     assert.ok(problems.every((p) => p.file?.endsWith('verl-console-ray.log') && p.host === 'local'));
   });
@@ -114,7 +129,11 @@ describe('verl console lines', () => {
   it('ignores lines that only mention step: and parses a bare step line', () => {
     assert.equal(parseVerlConsoleLine('INFO global step: 5 - loss: 3'), undefined);
     assert.equal(parseVerlConsoleLine('Training Progress: timing_s/step:3'), undefined);
-    assert.deepEqual(parseVerlConsoleLine('step:7 - a:inf - b:nan - c:-1e-06 - k:with:colon:2'), { step: 7, metrics: { a: Infinity, b: NaN, c: -1e-6, 'k:with:colon': 2 }, bad: [] });
+    assert.deepEqual(parseVerlConsoleLine('step:7 - a:inf - b:nan - c:-1e-06 - k:with:colon:2'), {
+      step: 7,
+      metrics: { a: Infinity, b: NaN, c: -1e-6, 'k:with:colon': 2 },
+      bad: [],
+    });
   });
 });
 
@@ -171,7 +190,11 @@ describe('TRL logs', () => {
   });
 
   it('a Python dict: quotes, None, nested values, scientific notation', () => {
-    assert.deepEqual(parseTrlDict(`{'loss': 1e-06, 'name': 'x', 'grad_norm': None, 'hist': [1, 2], "it's": 2, 'epoch': '0.5'}`).metrics, { loss: 1e-6, "it's": 2, epoch: 0.5 });
+    assert.deepEqual(parseTrlDict(`{'loss': 1e-06, 'name': 'x', 'grad_norm': None, 'hist': [1, 2], "it's": 2, 'epoch': '0.5'}`).metrics, {
+      loss: 1e-6,
+      "it's": 2,
+      epoch: 0.5,
+    });
     assert.throws(() => parseTrlDict(`{'loss' 0.1}`), /expected ':'/);
   });
 });
@@ -198,7 +221,10 @@ describe('run folders', () => {
     assert.ok(src.source?.endsWith('output.log'));
     assert.equal(src.series.length, 7);
     assert.equal(src.series.takeChanges().steps.length, 7);
-    writeFileSync(join(dir, 'metrics.jsonl'), '{"step": 8, "data": {"critic/score/mean": 0.6}}\n{"step": 9, "data": {"critic/score/mean": 0.6');
+    writeFileSync(
+      join(dir, 'metrics.jsonl'),
+      '{"step": 8, "data": {"critic/score/mean": 0.6}}\n{"step": 9, "data": {"critic/score/mean": 0.6',
+    );
     await src.poll({ live: true });
     assert.ok(src.source?.endsWith('metrics.jsonl'));
     assert.deepEqual(src.series.takeChanges().steps, [8], 'only the new complete line is read; the partial one waits');

@@ -27,7 +27,7 @@ const host = new LocalHost();
  * redraw after it shows 2. After training, save_pretrained draws "Writing model shards: 1/1".
  */
 describe('TRL console output as transformers 5 and tqdm write it', () => {
-  it('every logged step is kept: a dict beside the previous step\'s bar takes the step of the bar drawn after it', async () => {
+  it("every logged step is kept: a dict beside the previous step's bar takes the step of the bar drawn after it", async () => {
     const f = new MetricsFollower(host, join(FIX, 'trl-dpo-transformers5.log'));
     await f.poll({ final: true });
     assert.deepEqual(f.series.steps, [1, 2, 3]);
@@ -40,21 +40,35 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
     assert.deepEqual(await f.problems(), []);
   });
 
-  it('a dict printed on a line of its own (no tqdm clear before it: PrinterCallback, a script\'s print) takes the bar before it', () => {
-    const log = "\r 50%|█████     | 1/2 [00:01<00:01,  1.00it/s]\n{'loss': '0.6'}\n\r100%|██████████| 2/2 [00:02<00:00,  1.00it/s]\n{'loss': '0.5'}\n{'train_runtime': '2.0', 'train_loss': '0.55'}\n";
+  it("a dict printed on a line of its own (no tqdm clear before it: PrinterCallback, a script's print) takes the bar before it", () => {
+    const log =
+      "\r 50%|█████     | 1/2 [00:01<00:01,  1.00it/s]\n{'loss': '0.6'}\n\r100%|██████████| 2/2 [00:02<00:00,  1.00it/s]\n{'loss': '0.5'}\n{'train_runtime': '2.0', 'train_loss': '0.55'}\n";
     const h = headline(log, 'trl');
     assert.equal(h.lastStep, 2);
     assert.equal(h.metrics.loss?.step, 2);
-    assert.deepEqual(progressFromLog(log, 'trl', 'sft'), { step: 2, totalSteps: 2, metrics: [{ id: 'loss', title: 'Loss', key: 'loss', value: 0.5 }] });
+    assert.deepEqual(progressFromLog(log, 'trl', 'sft'), {
+      step: 2,
+      totalSteps: 2,
+      metrics: [{ id: 'loss', title: 'Loss', key: 'loss', value: 0.5 }],
+    });
   });
 
   it('NaN and infinities are logged values, with their sign, never dropped: series, headline, changes sent to the dashboard', async () => {
     const f = new MetricsFollower(host, join(FIX, 'trl-dpo-transformers5.log'), new MetricSeries({ trackChanges: true }));
     await f.poll({ final: true });
     const s = f.series;
-    assert.deepEqual(s.points('loss').map((p) => p.value), [0.6931, NaN, 0.6812]);
-    assert.deepEqual(s.points('grad_norm').map((p) => p.value), [1.052, Infinity, 0.9981]);
-    assert.deepEqual(s.points('logps/chosen').map((p) => p.value), [-312.4, -Infinity]);
+    assert.deepEqual(
+      s.points('loss').map((p) => p.value),
+      [0.6931, NaN, 0.6812],
+    );
+    assert.deepEqual(
+      s.points('grad_norm').map((p) => p.value),
+      [1.052, Infinity, 0.9981],
+    );
+    assert.deepEqual(
+      s.points('logps/chosen').map((p) => p.value),
+      [-312.4, -Infinity],
+    );
     // A step that did not log a key is not a NaN.
     assert.deepEqual(s.column('logps/rejected'), [-298.1, undefined, undefined]);
     assert.equal(headline(s, 'trl').metrics.loss?.value, 0.6812);
@@ -76,9 +90,15 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
   });
 
   it('verl console lines: nan, -inf and np.float64(nan) are kept as values', () => {
-    const h = headline('step:1 - critic/score/mean:0.5 - actor/pg_loss:0.1\nstep:2 - critic/score/mean:np.float64(nan) - actor/pg_loss:nan - actor/grad_norm:-inf\n', 'verl');
+    const h = headline(
+      'step:1 - critic/score/mean:0.5 - actor/pg_loss:0.1\nstep:2 - critic/score/mean:np.float64(nan) - actor/pg_loss:nan - actor/grad_norm:-inf\n',
+      'verl',
+    );
     assert.equal(h.lastStep, 2);
-    assert.ok(Number.isNaN(h.metrics.reward!.value) && h.metrics.reward!.step === 2, 'the reward headline shows NaN at step 2, not step 1\'s 0.5');
+    assert.ok(
+      Number.isNaN(h.metrics.reward!.value) && h.metrics.reward!.step === 2,
+      "the reward headline shows NaN at step 2, not step 1's 0.5",
+    );
   });
 
   it('a NaN logged at a step inserted before others stays a NaN, and the rows not logged stay not logged', () => {
@@ -87,7 +107,10 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
     col.set(1, NaN);
     col.set(3, -Infinity);
     col.insertMissing(1);
-    assert.deepEqual([0, 1, 2, 3, 4].map((i) => col.value(i)), [1, undefined, NaN, undefined, -Infinity]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4].map((i) => col.value(i)),
+      [1, undefined, NaN, undefined, -Infinity],
+    );
     assert.equal(col.length, 5);
   });
 
@@ -100,7 +123,8 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
   });
 
   it('trainer_state.json with a bare NaN/Infinity (json.dump writes them) is read, values kept', () => {
-    const text = '{"global_step": 2, "log_history": [{"loss": 0.69, "step": 1}, {"loss": NaN, "grad_norm": Infinity, "rewards/margins": -Infinity, "step": 2}]}';
+    const text =
+      '{"global_step": 2, "log_history": [{"loss": 0.69, "step": 1}, {"loss": NaN, "grad_norm": Infinity, "rewards/margins": -Infinity, "step": 2}]}';
     const { records, problems } = parseTrainerState(text, 'trainer_state.json');
     assert.deepEqual(problems, []);
     assert.deepEqual(records[1], { step: 2, metrics: { loss: NaN, grad_norm: Infinity, 'rewards/margins': -Infinity } });
@@ -123,7 +147,7 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
 
 describe('real transformers 5.17 output (H100 runs of test/fixtures/metrics/transformers5-trainer/tiny_trainer.py)', () => {
   const dir = join(FIX, 'transformers5-trainer');
-  it('logging_steps 1: every step, at the step trainer_state.json has, though the bar before most dicts is the previous step\'s', async () => {
+  it("logging_steps 1: every step, at the step trainer_state.json has, though the bar before most dicts is the previous step's", async () => {
     const s = await checkAgainstTrainerState(join(dir, 'logging-steps-1/output.log'), join(dir, 'logging-steps-1/trainer_state.json'));
     assert.deepEqual(s.steps, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     assert.equal(s.row(s.indexOf(12)).metrics.train_runtime, 1.087, 'the end-of-training summary is at the last step');
@@ -134,7 +158,10 @@ describe('real transformers 5.17 output (H100 runs of test/fixtures/metrics/tran
   it('logging_steps 2, with evaluation every 6 steps: eval_* at the step it follows, no step lost', async () => {
     const s = await checkAgainstTrainerState(join(dir, 'logging-steps-2/output.log'), join(dir, 'logging-steps-2/trainer_state.json'));
     assert.deepEqual(s.steps, [2, 4, 6, 8, 10, 12]);
-    assert.deepEqual(s.points('eval_loss').map((x) => x.step), [6, 12]);
+    assert.deepEqual(
+      s.points('eval_loss').map((x) => x.step),
+      [6, 12],
+    );
   });
 
   it('the progress of a live run, from a 4 KB tail at any point, is the training bar', () => {
@@ -154,26 +181,54 @@ describe('progress and headlines of real output', () => {
     assert.equal(p.step, 3);
     assert.equal(p.totalSteps, 3);
     // Before training: only loading and dataset bars, so no step.
-    assert.deepEqual(progressFromLog('Loading checkpoint shards: 100%|██████████| 2/2 [00:00<00:00, 41.2it/s]\nMap: 100%|██████████| 12/12 [00:00<00:00, 99 examples/s]\n', 'trl', 'sft'), { metrics: [] });
+    assert.deepEqual(
+      progressFromLog(
+        'Loading checkpoint shards: 100%|██████████| 2/2 [00:00<00:00, 41.2it/s]\nMap: 100%|██████████| 12/12 [00:00<00:00, 99 examples/s]\n',
+        'trl',
+        'sft',
+      ),
+      { metrics: [] },
+    );
     // A tail that starts after the last dict: the training bar's last drawing, then the save bar.
-    const tail = '\r 40%|████      | 4/10 [00:04<00:06,  1.0it/s]\r 50%|█████     | 5/10 [00:05<00:05,  1.0it/s]\nWriting model shards: 100%|██████████| 1/1 [00:00<00:00,  9.81it/s]\n';
+    const tail =
+      '\r 40%|████      | 4/10 [00:04<00:06,  1.0it/s]\r 50%|█████     | 5/10 [00:05<00:05,  1.0it/s]\nWriting model shards: 100%|██████████| 1/1 [00:00<00:00,  9.81it/s]\n';
     assert.deepEqual(progressFromLog(tail, 'trl'), { step: 5, totalSteps: 10, metrics: [] });
-    assert.deepEqual(parseBar('Writing model shards: 100%|██████████| 1/1 [00:00<00:00,  9.81it/s]'), { n: 1, total: 1, desc: 'Writing model shards' });
+    assert.deepEqual(parseBar('Writing model shards: 100%|██████████| 1/1 [00:00<00:00,  9.81it/s]'), {
+      n: 1,
+      total: 1,
+      desc: 'Writing model shards',
+    });
   });
 
   it('headlines per algorithm: DPO margins and accuracies (not rewards/chosen), SFT loss and token accuracy, GRPO reward', () => {
     const log = readFileSync(join(FIX, 'trl-dpo-transformers5.log'), 'utf8');
-    assert.deepEqual(progressFromLog(log, 'trl', 'dpo').metrics.map((m) => [m.key, m.value]), [['rewards/margins', 0.043], ['rewards/accuracies', 1]]);
+    assert.deepEqual(
+      progressFromLog(log, 'trl', 'dpo').metrics.map((m) => [m.key, m.value]),
+      [
+        ['rewards/margins', 0.043],
+        ['rewards/accuracies', 1],
+      ],
+    );
     // What `medrl runs` and the runs tree show beside the state.
     assert.equal(stepLabel({ progress: progressFromLog(log, 'trl', 'dpo') } as RunInfo), 'step 3/3 · reward margin 0.0430 · accuracy 1.00');
     // Without the algorithm (a checkpoint's metrics): the first of reward, margin, loss the run logged.
-    assert.deepEqual(headlineMetric({ 'rewards/chosen': 0.03, 'rewards/margins': 0.04, loss: 0.68 }, 'trl'), { key: 'rewards/margins', value: 0.04 });
+    assert.deepEqual(headlineMetric({ 'rewards/chosen': 0.03, 'rewards/margins': 0.04, loss: 0.68 }, 'trl'), {
+      key: 'rewards/margins',
+      value: 0.04,
+    });
     assert.deepEqual(headlineMetric({ loss: 1.9, mean_token_accuracy: 0.41, entropy: 2 }, 'trl'), { key: 'loss', value: 1.9 });
     assert.deepEqual(headlineMetric({ loss: 0.01, reward: 0.5 }, 'trl'), { key: 'reward', value: 0.5 });
-    const sft = "{'loss': '2.113', 'grad_norm': '3.1', 'learning_rate': '2e-05', 'entropy': '2.9', 'num_tokens': '1024', 'mean_token_accuracy': '0.4102', 'epoch': '0.5'}\n";
-    assert.deepEqual(progressFromLog(sft, 'trl', 'sft').metrics.map((m) => m.key), ['loss', 'mean_token_accuracy']);
+    const sft =
+      "{'loss': '2.113', 'grad_norm': '3.1', 'learning_rate': '2e-05', 'entropy': '2.9', 'num_tokens': '1024', 'mean_token_accuracy': '0.4102', 'epoch': '0.5'}\n";
+    assert.deepEqual(
+      progressFromLog(sft, 'trl', 'sft').metrics.map((m) => m.key),
+      ['loss', 'mean_token_accuracy'],
+    );
     const grpo = "{'loss': '0.01', 'reward': '0.625', 'reward_std': '0.2', 'epoch': '0.1'}\n";
-    assert.deepEqual(progressFromLog(grpo, 'trl', 'grpo').metrics.map((m) => [m.key, m.value]), [['reward', 0.625]]);
+    assert.deepEqual(
+      progressFromLog(grpo, 'trl', 'grpo').metrics.map((m) => [m.key, m.value]),
+      [['reward', 0.625]],
+    );
     // A diverging loss is shown as NaN, not hidden.
     assert.ok(Number.isNaN(progressFromLog("{'loss': 'nan', 'mean_token_accuracy': '0.1'}\n", 'trl', 'sft').metrics[0]!.value));
   });

@@ -18,7 +18,11 @@ export async function checkAgainstTrainerState(log: string, state: string): Prom
   const { records } = parseTrainerState(readFileSync(state, 'utf8'), state);
   assert.ok(records.length > 0, `${state}: no log_history`);
   const truthSteps = [...new Set(records.map((r) => r.step))];
-  assert.deepEqual(f.series.steps.filter((s) => s <= truthSteps.at(-1)!), truthSteps, `${log}: the logged steps`);
+  assert.deepEqual(
+    f.series.steps.filter((s) => s <= truthSteps.at(-1)!),
+    truthSteps,
+    `${log}: the logged steps`,
+  );
   for (const r of records) {
     const row = f.series.row(f.series.indexOf(r.step)).metrics;
     for (const [k, v] of Object.entries(r.metrics)) {
@@ -26,7 +30,8 @@ export async function checkAgainstTrainerState(log: string, state: string): Prom
       const msg = `${log}: step ${r.step} ${k}: log ${row[k]}, trainer_state ${v}`;
       if (!Number.isFinite(v) || v === 0) assert.equal(row[k], v, msg);
       // Within half a unit of the 4th significant digit (Python rounds exact ties to even: 0.15625 prints 0.1562).
-      else assert.ok(row[k] !== undefined && Math.abs(row[k]! - v) <= 0.5 * 10 ** (Math.floor(Math.log10(Math.abs(v))) - 3) * (1 + 1e-9), msg);
+      else
+        assert.ok(row[k] !== undefined && Math.abs(row[k]! - v) <= 0.5 * 10 ** (Math.floor(Math.log10(Math.abs(v))) - 3) * (1 + 1e-9), msg);
     }
   }
   return f.series;

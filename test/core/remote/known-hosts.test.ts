@@ -10,7 +10,11 @@ import { NonInteractivePrompter, type AuthPrompter } from '../../../src/core/rem
 /** Says yes to the host key, asks nothing else. */
 const yes: AuthPrompter = Object.assign(new NonInteractivePrompter(), { confirmHostKey: async () => true });
 /** What OpenSSH's own lookup (`ssh-keygen -F NAME -f FILE`) finds: the matching lines, or '' when none. */
-const keygenFind = (name: string, file: string) => spawnSync('ssh-keygen', ['-F', name, '-f', file], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l && !l.startsWith('#')).join('\n');
+const keygenFind = (name: string, file: string) =>
+  spawnSync('ssh-keygen', ['-F', name, '-f', file], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .join('\n');
 
 const dir = mkdtempSync(join(tmpdir(), 'medrl-kh-'));
 /** A real key from ssh-keygen, and what OpenSSH says its fingerprint is. */
@@ -36,7 +40,10 @@ describe('known_hosts', () => {
 
   it('finds plain, [host]:port, pattern and hashed (ssh-keygen -H) entries of several key types', () => {
     const file = join(dir, 'kh1');
-    writeFileSync(file, `# comment\ngpu1,10.0.0.1 ${ed.pub}\n[gpu2]:2222 ${ec.pub}\n*.cluster,!bad.cluster ${rsa.pub}\nhashme ${other.pub}\n`);
+    writeFileSync(
+      file,
+      `# comment\ngpu1,10.0.0.1 ${ed.pub}\n[gpu2]:2222 ${ec.pub}\n*.cluster,!bad.cluster ${rsa.pub}\nhashme ${other.pub}\n`,
+    );
     assert.equal(spawnSync('ssh-keygen', ['-H', '-f', file]).status, 0);
     assert.match(readFileSync(file, 'utf8'), /^\|1\|/m, 'entries are now hashed');
     assert.equal(lookupHostKey([file], 'gpu1', 22, ed.key).status, 'known');
@@ -47,7 +54,11 @@ describe('known_hosts', () => {
     writeFileSync(plain, `*.cluster,!bad.cluster ${rsa.pub}\n@cert-authority *.cluster ${ed.pub}\n`);
     assert.equal(lookupHostKey([plain], 'n1.cluster', 22, rsa.key).status, 'known');
     assert.deepEqual(lookupHostKey([plain], 'bad.cluster', 22, rsa.key), { status: 'unknown', otherTypes: [] });
-    assert.deepEqual(lookupHostKey([plain], 'n1.cluster', 22, ed.key), { status: 'unknown', otherTypes: ['ssh-rsa'] }, 'a CA key is not a host key');
+    assert.deepEqual(
+      lookupHostKey([plain], 'n1.cluster', 22, ed.key),
+      { status: 'unknown', otherTypes: ['ssh-rsa'] },
+      'a CA key is not a host key',
+    );
   });
 
   it('a different key of the same type is "changed" with file and line; @revoked is refused', async () => {
@@ -55,13 +66,19 @@ describe('known_hosts', () => {
     writeFileSync(file, `# first\nother ${ec.pub}\ngpu ${ed.pub}\n@revoked * ${rsa.pub}\n`);
     assert.deepEqual(lookupHostKey([file], 'gpu', 22, other.key), { status: 'changed', file, line: 3, knownType: 'ssh-ed25519' });
     assert.deepEqual(lookupHostKey([file], 'gpu', 22, rsa.key), { status: 'revoked', file, line: 4 });
-    await assert.rejects(verifyHostKey({ files: [file], appendTo: file, host: 'gpu', port: 22, key: other.key, prompter: new NonInteractivePrompter() }), new RegExp(`remove line 3 from ${file}`));
+    await assert.rejects(
+      verifyHostKey({ files: [file], appendTo: file, host: 'gpu', port: 22, key: other.key, prompter: new NonInteractivePrompter() }),
+      new RegExp(`remove line 3 from ${file}`),
+    );
   });
 
   it('without a terminal an unknown host fails and says how to add it; nothing is appended', async () => {
     const file = join(dir, 'kh4');
     writeFileSync(file, '');
-    await assert.rejects(verifyHostKey({ files: [file], appendTo: file, host: 'newbox', port: 2022, key: ed.key, prompter: new NonInteractivePrompter() }), (e: Error) => e.message.includes(ed.fp) && /ssh-keyscan -p 2022 newbox/.test(e.message));
+    await assert.rejects(
+      verifyHostKey({ files: [file], appendTo: file, host: 'newbox', port: 2022, key: ed.key, prompter: new NonInteractivePrompter() }),
+      (e: Error) => e.message.includes(ed.fp) && /ssh-keyscan -p 2022 newbox/.test(e.message),
+    );
     assert.equal(readFileSync(file, 'utf8'), '');
   });
 
@@ -95,7 +112,14 @@ describe('known_hosts', () => {
     writeFileSync(global, `cluster-*.example ${ed.pub}\n`);
     const user = join(dir, 'kh8');
     writeFileSync(user, '');
-    await verifyHostKey({ files: [user, global], appendTo: user, host: 'cluster-7.example', port: 22, key: ed.key, prompter: new NonInteractivePrompter() });
+    await verifyHostKey({
+      files: [user, global],
+      appendTo: user,
+      host: 'cluster-7.example',
+      port: 22,
+      key: ed.key,
+      prompter: new NonInteractivePrompter(),
+    });
     assert.equal(readFileSync(user, 'utf8'), '');
   });
 });

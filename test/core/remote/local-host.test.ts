@@ -30,7 +30,10 @@ describe('local host', () => {
     assert.equal((await host.readFile(join(dir, 'a/b.txt'), { start: 2, end: 5 })).toString(), '234');
     assert.equal((await host.readFile(join(dir, 'a/b.txt'), { start: 8, end: 100 })).toString(), '89');
     assert.equal(host.stats().bytesRead - before, 5);
-    assert.deepEqual((await host.readdir(join(dir, 'a'))).map((e) => [e.name, e.kind, e.size]), [['b.txt', 'file', 10]]);
+    assert.deepEqual(
+      (await host.readdir(join(dir, 'a'))).map((e) => [e.name, e.kind, e.size]),
+      [['b.txt', 'file', 10]],
+    );
     await assert.rejects(host.readFile(join(dir, 'nope')), HostFileNotFoundError);
     await host.remove(join(dir, 'a'));
     await assert.rejects(host.stat(join(dir, 'a')), /local: no such file or folder/);

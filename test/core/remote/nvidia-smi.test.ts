@@ -15,15 +15,21 @@ describe('nvidia-smi output (real captures from H100 and H200 machines)', () => 
   it('H200 x2 under load: both GPUs with memory, utilisation, power, driver, and a python3 process on each', () => {
     const { gpus, problems } = parseGpuQuery(read('h200-x2/query-gpu.csv'));
     assert.deepEqual(problems, []);
-    assert.deepEqual(gpus.map((g) => [g.index, g.name, g.memoryUsedMiB, g.memoryTotalMiB, g.utilizationPercent, g.powerW, g.driverVersion]), [
-      [0, 'NVIDIA H200', 6735, 143771, 100, 693.39, '580.159.04'],
-      [1, 'NVIDIA H200', 12457, 143771, 100, 693.79, '580.159.04'],
-    ]);
+    assert.deepEqual(
+      gpus.map((g) => [g.index, g.name, g.memoryUsedMiB, g.memoryTotalMiB, g.utilizationPercent, g.powerW, g.driverVersion]),
+      [
+        [0, 'NVIDIA H200', 6735, 143771, 100, 693.39, '580.159.04'],
+        [1, 'NVIDIA H200', 12457, 143771, 100, 693.79, '580.159.04'],
+      ],
+    );
     const apps = parseAppsQuery(read('h200-x2/query-apps.csv'));
-    assert.deepEqual(apps.processes.map((p) => [p.pid, p.name, p.usedMemoryMiB, p.gpuUuid === gpus[p.pid - 540]!.uuid]), [
-      [540, 'python3', 6726, true],
-      [541, 'python3', 12448, true],
-    ]);
+    assert.deepEqual(
+      apps.processes.map((p) => [p.pid, p.name, p.usedMemoryMiB, p.gpuUuid === gpus[p.pid - 540]!.uuid]),
+      [
+        [540, 'python3', 6726, true],
+        [541, 'python3', 12448, true],
+      ],
+    );
   });
 
   it('H100 idle, and the --format=csv variant with a header and units', () => {
@@ -43,7 +49,13 @@ describe('nvidia-smi output (real captures from H100 and H200 machines)', () => 
   it('bad output: a garbled line is reported with its line, the good lines are kept, [N/A] is unknown', () => {
     const text = `${read('h200-x2/query-gpu.csv').trim().split('\n')[0]}\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\n1, GPU-x, NVIDIA H200, [N/A], 143771, [Not Supported], 40, [N/A], 580.159.04\n`;
     const { gpus, problems } = parseGpuQuery(text, 'gpu.csv');
-    assert.deepEqual(gpus.map((g) => [g.index, g.memoryUsedMiB, g.utilizationPercent]), [[0, 6735, 100], [1, undefined, undefined]]);
+    assert.deepEqual(
+      gpus.map((g) => [g.index, g.memoryUsedMiB, g.utilizationPercent]),
+      [
+        [0, 6735, 100],
+        [1, undefined, undefined],
+      ],
+    );
     assert.equal(problems.length, 1);
     assert.equal(problems[0]!.line, 2);
     assert.equal(problems[0]!.file, 'gpu.csv');
@@ -61,7 +73,10 @@ describe('host status in one script', () => {
     const script = hostStatusScript({ runsDir: runs, setup: [], env: { PATH: `${join(DATA, 'standin')}:${process.env.PATH}` } });
     const r = await host.exec(script);
     const s = parseHostStatus(r.stdout, 'local: status', { name: 'local', runsDir: runs });
-    assert.deepEqual(s.problems.map((p) => `${p.file}: ${p.message}`), [`${join(runs, 'not-a-run')}: no run.json yet: a submit is creating this run folder`]);
+    assert.deepEqual(
+      s.problems.map((p) => `${p.file}: ${p.message}`),
+      [`${join(runs, 'not-a-run')}: no run.json yet: a submit is creating this run folder`],
+    );
     assert.equal(s.gpus.length, 2);
     assert.equal(s.processes.length, 2);
     assert.deepEqual(s.activeRuns, ['r1']);
@@ -93,7 +108,9 @@ describe('known bad environment combinations', () => {
     assert.equal(w.length, 1);
     assert.match(w[0]!, /LoRALRUCache has no _LRUCache__update/);
     const m = envWarnings({ python: '3.11', gpuCount: 8, packages: { vllm: '0.10.0', torch: '2.6.0', trl: '0.19.0' } });
-    assert.deepEqual(m, ['vLLM 0.10.0 is built for torch 2.7.1, but torch 2.6.0 is installed: vLLM\'s kernels will fail to load. Install torch==2.7.1 or the vLLM release built for torch 2.6.0.']);
+    assert.deepEqual(m, [
+      "vLLM 0.10.0 is built for torch 2.7.1, but torch 2.6.0 is installed: vLLM's kernels will fail to load. Install torch==2.7.1 or the vLLM release built for torch 2.6.0.",
+    ]);
     assert.deepEqual(envWarnings({ python: '3.11', gpuCount: 8, packages: { vllm: '0.8.5.post1', torch: '2.6.0', verl: '0.4.1' } }), []);
   });
 });

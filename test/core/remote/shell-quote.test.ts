@@ -6,17 +6,48 @@ import { shellJoin, shellPath, shellQuote } from '../../../src/core/remote/shell
 
 /** Runs printf through a real /bin/sh and returns each argument as it arrived. */
 function echoThroughShell(values: string[]): string[] {
-  const r = spawnSync('/bin/sh', ['-c', `for a in ${values.map(shellQuote).join(' ')}; do printf '%s\\0' "$a"; done`], { encoding: 'utf8' });
+  const r = spawnSync('/bin/sh', ['-c', `for a in ${values.map(shellQuote).join(' ')}; do printf '%s\\0' "$a"; done`], {
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.split('\0').slice(0, -1);
 }
 
 describe('shell quoting', () => {
   it('every string arrives byte-identical through a real shell, and nothing executes', () => {
-    const hostile = fc.oneof(
-      fc.string({ unit: 'grapheme' }),
-      fc.string({ unit: fc.constantFrom("'", '"', '$', '(', ')', '`', '\\', ';', '|', '&', '\n', ' ', '*', '?', '~', '#', '!', '{', '}', '<', '>', 'a', 'é', '🩺') }),
-    ).filter((s) => !s.includes('\0') && s.length > 0);
+    const hostile = fc
+      .oneof(
+        fc.string({ unit: 'grapheme' }),
+        fc.string({
+          unit: fc.constantFrom(
+            "'",
+            '"',
+            '$',
+            '(',
+            ')',
+            '`',
+            '\\',
+            ';',
+            '|',
+            '&',
+            '\n',
+            ' ',
+            '*',
+            '?',
+            '~',
+            '#',
+            '!',
+            '{',
+            '}',
+            '<',
+            '>',
+            'a',
+            'é',
+            '🩺',
+          ),
+        }),
+      )
+      .filter((s) => !s.includes('\0') && s.length > 0);
     fc.assert(
       fc.property(fc.array(hostile, { minLength: 1, maxLength: 8 }), (values) => {
         assert.deepEqual(echoThroughShell(values), values);
@@ -32,7 +63,10 @@ describe('shell quoting', () => {
   });
 
   it('leaves plain words readable and refuses NUL', () => {
-    assert.equal(shellJoin(['python3', '-m', 'verl.trainer.main_ppo', 'trainer.n_gpus_per_node=8']), 'python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8');
+    assert.equal(
+      shellJoin(['python3', '-m', 'verl.trainer.main_ppo', 'trainer.n_gpus_per_node=8']),
+      'python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8',
+    );
     assert.equal(shellQuote("trainer.logger=['console','file']"), `'trainer.logger=['\\''console'\\'','\\''file'\\'']'`);
     assert.throws(() => shellQuote('a\0b'), /NUL/);
   });

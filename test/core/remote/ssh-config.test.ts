@@ -15,7 +15,21 @@ function home(config: string, extra: Record<string, string> = {}) {
 
 describe('~/.ssh/config', () => {
   it('applies Host patterns in order: the first value of each option wins, IdentityFile accumulates', () => {
-    const paths = home(['Host gpu-*', '  User alice', '  IdentityFile ~/.ssh/gpu_key', 'Host gpu-a', '  HostName 10.0.0.5', '  Port 2200', '  User bob', 'Host *', '  IdentityFile ~/.ssh/other', '  ServerAliveInterval 20', ''].join('\n'));
+    const paths = home(
+      [
+        'Host gpu-*',
+        '  User alice',
+        '  IdentityFile ~/.ssh/gpu_key',
+        'Host gpu-a',
+        '  HostName 10.0.0.5',
+        '  Port 2200',
+        '  User bob',
+        'Host *',
+        '  IdentityFile ~/.ssh/other',
+        '  ServerAliveInterval 20',
+        '',
+      ].join('\n'),
+    );
     const { jumps, target } = resolveSshRoute('gpu-a', paths);
     assert.deepEqual(jumps, []);
     assert.equal(target.hostName, '10.0.0.5');
@@ -34,14 +48,31 @@ describe('~/.ssh/config', () => {
   });
 
   it('ProxyJump with several hops: each hop through the config, user@host:port kept', () => {
-    const paths = home(['Host bastion', '  HostName bastion.example.org', '  User jumper', 'Host gpu', '  HostName 10.1.2.3', '  ProxyJump bastion,ops@inner:2022', ''].join('\n'));
+    const paths = home(
+      [
+        'Host bastion',
+        '  HostName bastion.example.org',
+        '  User jumper',
+        'Host gpu',
+        '  HostName 10.1.2.3',
+        '  ProxyJump bastion,ops@inner:2022',
+        '',
+      ].join('\n'),
+    );
     const { jumps, target } = resolveSshRoute('gpu', paths);
-    assert.deepEqual(jumps.map((j) => `${j.user}@${j.hostName}:${j.port}`), ['jumper@bastion.example.org:22', 'ops@inner:2022']);
+    assert.deepEqual(
+      jumps.map((j) => `${j.user}@${j.hostName}:${j.port}`),
+      ['jumper@bastion.example.org:22', 'ops@inner:2022'],
+    );
     assert.equal(target.hostName, '10.1.2.3');
   });
 
   it('IdentityAgent: a socket path with ~, none, or the default; ProxyCommand is refused with what to use instead', () => {
-    const paths = home(['Host a', '  IdentityAgent ~/.1password/agent.sock', 'Host b', '  IdentityAgent none', 'Host c', '  ProxyCommand nc %h %p', ''].join('\n'));
+    const paths = home(
+      ['Host a', '  IdentityAgent ~/.1password/agent.sock', 'Host b', '  IdentityAgent none', 'Host c', '  ProxyCommand nc %h %p', ''].join(
+        '\n',
+      ),
+    );
     assert.equal(resolveSshRoute('a', paths).target.identityAgent, join(paths.home, '.1password/agent.sock'));
     assert.equal(resolveSshRoute('b', paths).target.identityAgent, 'none');
     assert.throws(() => resolveSshRoute('c', paths), /ProxyCommand.*use ProxyJump/);
@@ -49,10 +80,13 @@ describe('~/.ssh/config', () => {
 
   it('a bad Port says which file and alias', () => {
     const paths = home('Host x\n  Port ninety\n');
-    assert.throws(() => resolveSshRoute('x', paths), (e: Error) => e.message.includes(paths.sshConfigPath) && /Port of "x"/.test(e.message));
+    assert.throws(
+      () => resolveSshRoute('x', paths),
+      (e: Error) => e.message.includes(paths.sshConfigPath) && /Port of "x"/.test(e.message),
+    );
   });
 
-  it('GlobalKnownHostsFile: OpenSSH\'s two system files by default, the config\'s files (tokens expanded) when set; HashKnownHosts', () => {
+  it("GlobalKnownHostsFile: OpenSSH's two system files by default, the config's files (tokens expanded) when set; HashKnownHosts", () => {
     const paths = home('Host a\n  HashKnownHosts yes\nHost b\n  GlobalKnownHostsFile ~/g1 /etc/g2_%h\n');
     const a = resolveSshRoute('a', { ...paths, globalKnownHostsPaths: undefined }).target;
     assert.deepEqual(a.globalKnownHostsFiles, ['/etc/ssh/ssh_known_hosts', '/etc/ssh/ssh_known_hosts2']);

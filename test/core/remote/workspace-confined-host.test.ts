@@ -14,7 +14,11 @@ describe('the local host of an untrusted workspace (Restricted Mode)', () => {
   writeFileSync(join(ws, 'data/train.jsonl'), '{"a":1}\n');
   symlinkSync(join(outside, 'id_ed25519'), join(ws, 'data/key.jsonl'));
   symlinkSync(outside, join(ws, 'data/elsewhere'));
-  const host = new WorkspaceConfinedHost(new LocalHost(), () => [ws], (what) => new Error(`${what}: untrusted`));
+  const host = new WorkspaceConfinedHost(
+    new LocalHost(),
+    () => [ws],
+    (what) => new Error(`${what}: untrusted`),
+  );
 
   it('reads files of the workspace', async () => {
     assert.equal((await host.readFile(join(ws, 'data/train.jsonl'))).toString(), '{"a":1}\n');
@@ -26,7 +30,12 @@ describe('the local host of an untrusted workspace (Restricted Mode)', () => {
     await assert.rejects(host.readFile(join(ws, 'data/key.jsonl')), /key\.jsonl \(a link to .*id_ed25519\), outside the workspace/);
     await assert.rejects(host.readdir(join(ws, 'data/elsewhere')), /outside the workspace/);
     await assert.rejects(host.stat(join(ws, '../')), /outside the workspace/);
-    await assert.rejects((async () => { for await (const _ of host.readChunks(join(ws, 'data/key.jsonl'))) void _; })(), /outside the workspace/);
+    await assert.rejects(
+      (async () => {
+        for await (const _ of host.readChunks(join(ws, 'data/key.jsonl'))) void _;
+      })(),
+      /outside the workspace/,
+    );
     await assert.rejects(host.writeFile(join(ws, 'data/elsewhere/new.txt'), 'x'), /outside the workspace/);
     assert.equal(existsSync(join(outside, 'new.txt')), false);
   });

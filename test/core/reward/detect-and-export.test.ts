@@ -34,9 +34,16 @@ describe('results export', () => {
   const samples = [{ data_source: 'd', solution_str: 'line one\nsaid "yes", then', ground_truth: { a: 1 }, expected: 1 }];
   const sides = [{ label: 'A', results: [{ index: 0, score: 0.5, detail: null, error: null, raw: 'Score: 0.5', latencyMs: 12.4 }] }];
   it('quotes CSV cells with commas, quotes and newlines', () => {
-    assert.equal(resultsCsv(samples, sides), 'index,data_source,solution_str,ground_truth,expected,A score,A error,A raw,A latency_ms\n0,d,"line one\nsaid ""yes"", then","{""a"":1}",1,0.5,,Score: 0.5,12\n');
+    assert.equal(
+      resultsCsv(samples, sides),
+      'index,data_source,solution_str,ground_truth,expected,A score,A error,A raw,A latency_ms\n0,d,"line one\nsaid ""yes"", then","{""a"":1}",1,0.5,,Score: 0.5,12\n',
+    );
   });
   it('writes one JSON object per sample with every scorer', () => {
-    assert.deepEqual(JSON.parse(resultsJsonl(samples, sides).trim()), { index: 0, sample: samples[0], results: { A: sides[0]!.results[0] } });
+    assert.deepEqual(JSON.parse(resultsJsonl(samples, sides).trim()), {
+      index: 0,
+      sample: samples[0],
+      results: { A: sides[0]!.results[0] },
+    });
   });
 });

@@ -14,10 +14,37 @@ describe('reward samples from files', () => {
   const host = new LocalHost();
 
   it('maps verl argument names, dump lines (output/gts/score) and dataset rows (response, reward_model, other columns)', () => {
-    assert.deepEqual(rowToSample({ data_source: 'd', solution_str: 's', ground_truth: 'g', extra_info: { i: 1 } }), { data_source: 'd', solution_str: 's', ground_truth: 'g', extra_info: { i: 1 } });
-    assert.deepEqual(rowToSample({ input: '<|im_start|>user Q', output: 'A', gts: 'B', score: 0.5, step: 2, acc: 0 }), { data_source: '', solution_str: 'A', ground_truth: 'B', extra_info: null, prompt: '<|im_start|>user Q', trainingScore: 0.5 });
-    const row = rowToSample({ data_source: 'pubmedqa', prompt: [{ role: 'user', content: 'Q' }], response: 'yes', reward_model: { style: 'rule', ground_truth: 'yes' }, ability: 'medical', expected: 1 });
-    assert.deepEqual(row, { data_source: 'pubmedqa', solution_str: 'yes', ground_truth: 'yes', extra_info: null, prompt: [{ role: 'user', content: 'Q' }], extra: { ability: 'medical' }, expected: 1 });
+    assert.deepEqual(rowToSample({ data_source: 'd', solution_str: 's', ground_truth: 'g', extra_info: { i: 1 } }), {
+      data_source: 'd',
+      solution_str: 's',
+      ground_truth: 'g',
+      extra_info: { i: 1 },
+    });
+    assert.deepEqual(rowToSample({ input: '<|im_start|>user Q', output: 'A', gts: 'B', score: 0.5, step: 2, acc: 0 }), {
+      data_source: '',
+      solution_str: 'A',
+      ground_truth: 'B',
+      extra_info: null,
+      prompt: '<|im_start|>user Q',
+      trainingScore: 0.5,
+    });
+    const row = rowToSample({
+      data_source: 'pubmedqa',
+      prompt: [{ role: 'user', content: 'Q' }],
+      response: 'yes',
+      reward_model: { style: 'rule', ground_truth: 'yes' },
+      ability: 'medical',
+      expected: 1,
+    });
+    assert.deepEqual(row, {
+      data_source: 'pubmedqa',
+      solution_str: 'yes',
+      ground_truth: 'yes',
+      extra_info: null,
+      prompt: [{ role: 'user', content: 'Q' }],
+      extra: { ability: 'medical' },
+      expected: 1,
+    });
     assert.equal(rowToSample({ completion: [{ role: 'assistant', content: 'B' }], solution: 'B' }).solution_str, 'B');
     assert.throws(() => rowToSample([1]), /a sample is a JSON object/);
   });
@@ -26,47 +53,86 @@ describe('reward samples from files', () => {
     const jsonl = join(dir, 's.jsonl');
     writeFileSync(jsonl, '{"solution_str":"a","ground_truth":"a"}\n\nnot json\n{"x":1}\n{"output":"b","gts":"c","score":1}');
     const a = await loadSamples(host, jsonl);
-    assert.deepEqual(a.samples.map((s) => s.solution_str), ['a', 'b']);
+    assert.deepEqual(
+      a.samples.map((s) => s.solution_str),
+      ['a', 'b'],
+    );
     assert.deepEqual(a.rows, [1, 5]);
-    assert.deepEqual(a.problems.map((p) => [p.line, p.message.slice(0, 20)]), [[3, 'not JSON: Unexpected'], [4, 'no solution: a sampl']]);
+    assert.deepEqual(
+      a.problems.map((p) => [p.line, p.message.slice(0, 20)]),
+      [
+        [3, 'not JSON: Unexpected'],
+        [4, 'no solution: a sampl'],
+      ],
+    );
     const json = join(dir, 's.json');
     writeFileSync(json, JSON.stringify({ samples: [{ response: 'x', ground_truth: 1 }, 5] }));
     const b = await loadSamples(host, json);
     assert.deepEqual([b.samples.length, b.problems[0]!.field, b.problems[0]!.message], [1, '[1]', 'a sample is a JSON object']);
     const pq = join(dir, 's.parquet');
-    writeFileSync(pq, Buffer.from(parquetWriteBuffer({ columnData: [
-      { name: 'data_source', data: ['pubmedqa', 'pubmedqa'], type: 'STRING' },
-      { name: 'response', data: ['<answer>yes</answer>', 'no'], type: 'STRING' },
-      { name: 'ground_truth', data: ['yes', 'maybe'], type: 'STRING' },
-      { name: 'step', data: [BigInt(3), BigInt(4)], type: 'INT64' },
-    ] })));
+    writeFileSync(
+      pq,
+      Buffer.from(
+        parquetWriteBuffer({
+          columnData: [
+            { name: 'data_source', data: ['pubmedqa', 'pubmedqa'], type: 'STRING' },
+            { name: 'response', data: ['<answer>yes</answer>', 'no'], type: 'STRING' },
+            { name: 'ground_truth', data: ['yes', 'maybe'], type: 'STRING' },
+            { name: 'step', data: [BigInt(3), BigInt(4)], type: 'INT64' },
+          ],
+        }),
+      ),
+    );
     const c = await loadSamples(host, pq);
-    assert.deepEqual(c.samples.map((s) => [s.solution_str, s.ground_truth, s.extra?.step]), [['<answer>yes</answer>', 'yes', 3], ['no', 'maybe', 4]]);
+    assert.deepEqual(
+      c.samples.map((s) => [s.solution_str, s.ground_truth, s.extra?.step]),
+      [
+        ['<answer>yes</answer>', 'yes', 3],
+        ['no', 'maybe', 4],
+      ],
+    );
     await assert.rejects(loadSamples(host, join(dir, 's.csv')), /samples are read from \.jsonl, \.json or \.parquet/);
   });
 
   it('reads one row at a time: a parquet file by row group (rows and --limit right across groups), a too-long JSONL line refused at its line', async () => {
     const pq = join(dir, 'groups.parquet');
     const n = 25;
-    writeFileSync(pq, Buffer.from(parquetWriteBuffer({ rowGroupSize: 10, columnData: [
-      { name: 'response', data: Array.from({ length: n }, (_, i) => `r${i}`), type: 'STRING' },
-      { name: 'ground_truth', data: Array.from({ length: n }, (_, i) => `g${i}`), type: 'STRING' },
-    ] })));
+    writeFileSync(
+      pq,
+      Buffer.from(
+        parquetWriteBuffer({
+          rowGroupSize: 10,
+          columnData: [
+            { name: 'response', data: Array.from({ length: n }, (_, i) => `r${i}`), type: 'STRING' },
+            { name: 'ground_truth', data: Array.from({ length: n }, (_, i) => `g${i}`), type: 'STRING' },
+          ],
+        }),
+      ),
+    );
     const rows: Array<[number, string]> = [];
     for await (const r of readSamples(host, pq)) if ('sample' in r) rows.push([r.row, r.sample.solution_str]);
-    assert.deepEqual(rows, Array.from({ length: n }, (_, i) => [i + 1, `r${i}`]));
+    assert.deepEqual(
+      rows,
+      Array.from({ length: n }, (_, i) => [i + 1, `r${i}`]),
+    );
     const limited = await loadSamples(host, pq, { limit: 13 });
     assert.deepEqual([limited.samples.length, limited.samples.at(-1)!.ground_truth], [13, 'g12']);
     const jsonl = join(dir, 'long-line.jsonl');
-    writeFileSync(jsonl, `{"solution_str":"a","ground_truth":"a"}\n{"solution_str":"${'x'.repeat(MAX_SAMPLE_LINE_BYTES)}"}\n{"solution_str":"b","ground_truth":"b"}\n`);
+    writeFileSync(
+      jsonl,
+      `{"solution_str":"a","ground_truth":"a"}\n{"solution_str":"${'x'.repeat(MAX_SAMPLE_LINE_BYTES)}"}\n{"solution_str":"b","ground_truth":"b"}\n`,
+    );
     const got = await loadSamples(host, jsonl);
     assert.deepEqual(got.rows, [1, 3]);
-    assert.deepEqual(got.problems.map((p) => [p.line, p.message]), [[2, 'this line is 8.0 MiB, more than the 8 MiB a sample may take: skipped']]);
+    assert.deepEqual(
+      got.problems.map((p) => [p.line, p.message]),
+      [[2, 'this line is 8.0 MiB, more than the 8 MiB a sample may take: skipped']],
+    );
   });
 });
 
 describe('agreement between two scorers', () => {
-  it('Pearson r and Cohen\'s kappa match hand-computed values', () => {
+  it("Pearson r and Cohen's kappa match hand-computed values", () => {
     assert.equal(pearson([1, 2, 3], [2, 4, 6]), 1);
     assert.ok(Math.abs(pearson([1, 2, 3, 4], [1, 3, 2, 4])! - 0.8) < 1e-12);
     assert.equal(pearson([1, 1, 1], [0, 1, 2]), null, 'constant side: undefined, not NaN');
@@ -88,12 +154,33 @@ describe('agreement between two scorers', () => {
 describe('regression cases', () => {
   it('live next to the function and pass when the score matches', () => {
     assert.equal(casesPathFor('/w/reward_fn.py'), '/w/reward_fn.cases.jsonl');
-    const text = casesText([{ data_source: 'd', solution_str: 's', ground_truth: 'g', expected: 1 }, { data_source: 'd', solution_str: 'unmarked', ground_truth: 'g' }]);
-    assert.deepEqual(text.trim().split('\n').map((l) => JSON.parse(l)), [{ data_source: 'd', solution_str: 's', ground_truth: 'g', extra_info: null, expected: 1 }]);
-    const out = checkCases([{ data_source: '', solution_str: '', ground_truth: '', expected: 1 }, { data_source: '', solution_str: '', ground_truth: '', expected: 0 }], [
-      { index: 0, score: 1, detail: null, error: null, latencyMs: 1 },
-      { index: 1, score: null, detail: null, error: 'boom', latencyMs: 1 },
+    const text = casesText([
+      { data_source: 'd', solution_str: 's', ground_truth: 'g', expected: 1 },
+      { data_source: 'd', solution_str: 'unmarked', ground_truth: 'g' },
     ]);
-    assert.deepEqual(out.map((o) => [o.pass, o.error]), [[true, null], [false, 'boom']]);
+    assert.deepEqual(
+      text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+      [{ data_source: 'd', solution_str: 's', ground_truth: 'g', extra_info: null, expected: 1 }],
+    );
+    const out = checkCases(
+      [
+        { data_source: '', solution_str: '', ground_truth: '', expected: 1 },
+        { data_source: '', solution_str: '', ground_truth: '', expected: 0 },
+      ],
+      [
+        { index: 0, score: 1, detail: null, error: null, latencyMs: 1 },
+        { index: 1, score: null, detail: null, error: 'boom', latencyMs: 1 },
+      ],
+    );
+    assert.deepEqual(
+      out.map((o) => [o.pass, o.error]),
+      [
+        [true, null],
+        [false, 'boom'],
+      ],
+    );
   });
 });

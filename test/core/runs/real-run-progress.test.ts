@@ -16,7 +16,10 @@ interface LoggedStep {
 /** trainer_state.json of the last checkpoint: TRL's own record of every logged step (the ground truth). */
 function lastState(dir: string): { global_step: number; max_steps: number; log_history: LoggedStep[] } {
   const out = join(dir, 'output');
-  const last = readdirSync(out).filter((f) => /^checkpoint-\d+$/.test(f)).sort((a, b) => Number(a.slice(11)) - Number(b.slice(11))).pop()!;
+  const last = readdirSync(out)
+    .filter((f) => /^checkpoint-\d+$/.test(f))
+    .sort((a, b) => Number(a.slice(11)) - Number(b.slice(11)))
+    .pop()!;
   return JSON.parse(readFileSync(join(out, last, 'trainer_state.json'), 'utf8'));
 }
 
@@ -36,7 +39,10 @@ describe('the runs listing on real TRL run folders (what `medrl runs` reads: the
         const logged = state.log_history.filter((h) => typeof h[m.key] === 'number').pop();
         assert.ok(logged, `${m.key} is in trainer_state.json`);
         // The console prints 4 significant digits.
-        assert.ok(Math.abs(m.value - logged[m.key]!) <= 1e-3 * Math.max(1, Math.abs(logged[m.key]!)), `${m.key}: ${m.value} vs ${logged[m.key]}`);
+        assert.ok(
+          Math.abs(m.value - logged[m.key]!) <= 1e-3 * Math.max(1, Math.abs(logged[m.key]!)),
+          `${m.key}: ${m.value} vs ${logged[m.key]}`,
+        );
       }
     });
   }

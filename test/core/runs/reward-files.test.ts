@@ -36,7 +36,8 @@ describe('the reward upload carries the files the reward function imports (pytho
 
   it('follows import / from-import / relative imports transitively, keeping the package layout', async () => {
     const ws = workspace({
-      'rw/main.py': 'import json, os\nimport helpers.text as t\nfrom scoring import weights\ndef compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    from lazy import later\n    return 1.0\n',
+      'rw/main.py':
+        'import json, os\nimport helpers.text as t\nfrom scoring import weights\ndef compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    from lazy import later\n    return 1.0\n',
       'rw/helpers/__init__.py': '',
       'rw/helpers/text.py': 'from . import norm\nfrom .deep.leaf import x\n',
       'rw/helpers/norm.py': 'import re\n',
@@ -51,8 +52,16 @@ describe('the reward upload carries the files the reward function imports (pytho
     const up = await rewardUpload(ws, 'rw/main.py', 'spec.yaml');
     assert.equal(up.main, 'main.py');
     assert.deepEqual(Object.keys(up.files).sort(), [
-      'helpers/__init__.py', 'helpers/deep/__init__.py', 'helpers/deep/leaf.py', 'helpers/norm.py', 'helpers/text.py',
-      'lazy.py', 'main.py', 'scoring/__init__.py', 'scoring/tables.py', 'scoring/weights.py',
+      'helpers/__init__.py',
+      'helpers/deep/__init__.py',
+      'helpers/deep/leaf.py',
+      'helpers/norm.py',
+      'helpers/text.py',
+      'lazy.py',
+      'main.py',
+      'scoring/__init__.py',
+      'scoring/tables.py',
+      'scoring/weights.py',
     ]);
     assert.equal(up.files['scoring/tables.py'], 'TABLE = {}\n');
     assert.equal(up.local['helpers/deep/leaf.py'], join(ws, 'rw/helpers/deep/leaf.py'));
@@ -61,7 +70,12 @@ describe('the reward upload carries the files the reward function imports (pytho
   it('refuses a reward.path outside the workspace, naming reward.path', async () => {
     const ws = workspace({ 'r.py': '' });
     assert.deepEqual(await problems(rewardUpload(ws, '../.ssh/id_ed25519', 'spec.yaml')), [
-      ['spec.yaml', undefined, 'reward.path', `../.ssh/id_ed25519 is outside the workspace (${ws}): only the workspace's files are uploaded with a run; copy the reward function into it`],
+      [
+        'spec.yaml',
+        undefined,
+        'reward.path',
+        `../.ssh/id_ed25519 is outside the workspace (${ws}): only the workspace's files are uploaded with a run; copy the reward function into it`,
+      ],
     ]);
     const outside = workspace({ 'secret.py': 'KEY = 1\n' });
     symlinkSync(join(outside, 'secret.py'), join(ws, 'linked.py'));
@@ -77,12 +91,24 @@ describe('the reward upload carries the files the reward function imports (pytho
     });
     symlinkSync(join(outside, 'creds.py'), join(ws, 'rw/creds.py'));
     const found = await problems(rewardUpload(ws, 'rw/main.py', 'spec.yaml'));
-    assert.deepEqual(found.map((p) => [p[0], p[1]]), [[join(ws, 'rw/main.py'), 1], [join(ws, 'rw/pkg/inner.py'), 3]]);
+    assert.deepEqual(
+      found.map((p) => [p[0], p[1]]),
+      [
+        [join(ws, 'rw/main.py'), 1],
+        [join(ws, 'rw/pkg/inner.py'), 3],
+      ],
+    );
     assert.match(found[0]![3], /imports creds\.py, which is a link to .*creds\.py, outside the workspace/);
     assert.match(found[1]![3], /relative import \.\.\. cannot work \(it climbs out of the reward file's folder\)/);
     const rel = workspace({ 'main.py': 'x = 1\nfrom .helper import y\n', 'helper.py': 'y = 1\n' });
-    assert.match((await problems(rewardUpload(rel, 'main.py', 'spec.yaml')))[0]![3], /relative import \.helper cannot work \(the reward file is loaded as a top-level module\)/);
+    assert.match(
+      (await problems(rewardUpload(rel, 'main.py', 'spec.yaml')))[0]![3],
+      /relative import \.helper cannot work \(the reward file is loaded as a top-level module\)/,
+    );
     const bad = workspace({ 'main.py': 'import ok\n', 'ok.py': 'def f(:\n' });
-    assert.deepEqual((await problems(rewardUpload(bad, 'main.py', 'spec.yaml'))).map((p) => [p[0], p[1], p[3]]), [[join(bad, 'ok.py'), 1, 'Python syntax error: invalid syntax']]);
+    assert.deepEqual(
+      (await problems(rewardUpload(bad, 'main.py', 'spec.yaml'))).map((p) => [p[0], p[1], p[3]]),
+      [[join(bad, 'ok.py'), 1, 'Python syntax error: invalid syntax']],
+    );
   });
 });

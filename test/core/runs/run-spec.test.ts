@@ -12,11 +12,26 @@ describe('run specs', () => {
   it('configs/ ships a spec for each workflow and the local demo', () => {
     assert.ok(files.length >= 6, files.join(', '));
     const specs = files.map((f) => parseYamlWithSchema(readFileSync(join(configs, f), 'utf8'), runSpecSchema, f).value!);
-    assert.ok(specs.some((s) => s?.framework === 'verl' && s.services?.judge && s.services.exam_simulator), 'diagnostic agent with judge + exam simulator');
-    assert.ok(specs.some((s) => s?.framework === 'trl' && s.algorithm === 'sft'), 'doctor SFT');
-    assert.ok(specs.some((s) => s?.framework === 'trl' && s.reward && 'path' in s.reward && s.reward.path.endsWith('medical_verifier.py')), 'doctor RL rewarded by the verifier (a reward function: its protocol is not TRL\'s reward-model scoring)');
-    assert.ok(specs.some((s) => s?.lora && s.scheduler === 'ray'), 'ECG QA LoRA on Ray');
-    assert.ok(specs.some((s) => s?.host === 'local'), 'local demo');
+    assert.ok(
+      specs.some((s) => s?.framework === 'verl' && s.services?.judge && s.services.exam_simulator),
+      'diagnostic agent with judge + exam simulator',
+    );
+    assert.ok(
+      specs.some((s) => s?.framework === 'trl' && s.algorithm === 'sft'),
+      'doctor SFT',
+    );
+    assert.ok(
+      specs.some((s) => s?.framework === 'trl' && s.reward && 'path' in s.reward && s.reward.path.endsWith('medical_verifier.py')),
+      "doctor RL rewarded by the verifier (a reward function: its protocol is not TRL's reward-model scoring)",
+    );
+    assert.ok(
+      specs.some((s) => s?.lora && s.scheduler === 'ray'),
+      'ECG QA LoRA on Ray',
+    );
+    assert.ok(
+      specs.some((s) => s?.host === 'local'),
+      'local demo',
+    );
   });
   for (const f of files) {
     it(`${f} is valid`, () => {
@@ -36,7 +51,11 @@ describe('run specs', () => {
   });
 
   it('grpo needs a reward; a missing field points at its parent', () => {
-    const r = parseYamlWithSchema('name: x\nframework: verl\nalgorithm: grpo\nmodel: m\ndata:\n  val: v.parquet\n', runSpecSchema, 'x.yaml');
+    const r = parseYamlWithSchema(
+      'name: x\nframework: verl\nalgorithm: grpo\nmodel: m\ndata:\n  val: v.parquet\n',
+      runSpecSchema,
+      'x.yaml',
+    );
     assert.equal(r.value, undefined);
     const train = r.problems.find((p) => p.field === 'data.train');
     assert.equal(train?.line, 5, JSON.stringify(r.problems));

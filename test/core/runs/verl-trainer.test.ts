@@ -15,7 +15,8 @@ const STANDINS = join(ROOT, 'standins');
 const REWARD = join(ROOT, 'configs/rewards/multiple_choice_exact.py');
 const seed = (file: string) => parseRunSpec(readFileSync(join(ROOT, 'configs', file), 'utf8'), file).spec!;
 const dirs = { home: '/home/u', workdir: '/home/u/work' };
-const command = (spec: RunSpec, version?: string) => verlTrainer.command({ spec, id: 'r1', dir: '/home/u/.medrl/runs/r1', dirs, rewardFile: REWARD, version });
+const command = (spec: RunSpec, version?: string) =>
+  verlTrainer.command({ spec, id: 'r1', dir: '/home/u/.medrl/runs/r1', dirs, rewardFile: REWARD, version });
 const arg = (argv: string[], key: string) => argv.find((a) => a.startsWith(`${key}=`))?.slice(key.length + 1);
 /** A spec like the seeds: GRPO on 8 GPUs, with the given overrides. */
 const grpo = (overrides: Record<string, string | number | boolean>, extra: Partial<RunSpec> = {}): RunSpec =>
@@ -23,8 +24,13 @@ const grpo = (overrides: Record<string, string | number | boolean>, extra: Parti
 
 /** verl's own checks, as the stand-in runs them (real python3): the message it would refuse with, or '' when it starts. */
 function standinRefusal(argv: string[], env: Record<string, string> = {}): string {
-  const code = 'import sys; from verl.trainer.main_ppo import parse_overrides, validate_config, Run; cfg = parse_overrides(sys.argv[1:]); validate_config(cfg); Run(cfg)';
-  const r = spawnSync('python3', ['-c', code, ...argv.slice(3)], { cwd: mkdtempSync(join(tmpdir(), 'verl-checks-')), env: { ...process.env, PYTHONPATH: STANDINS, ...env }, encoding: 'utf8' });
+  const code =
+    'import sys; from verl.trainer.main_ppo import parse_overrides, validate_config, Run; cfg = parse_overrides(sys.argv[1:]); validate_config(cfg); Run(cfg)';
+  const r = spawnSync('python3', ['-c', code, ...argv.slice(3)], {
+    cwd: mkdtempSync(join(tmpdir(), 'verl-checks-')),
+    env: { ...process.env, PYTHONPATH: STANDINS, ...env },
+    encoding: 'utf8',
+  });
   return r.status === 0 ? '' : (r.stderr.trim().split('\n').pop() ?? `exit ${r.status}`);
 }
 
@@ -68,7 +74,10 @@ describe('verl launch: logger by the version on the host', () => {
     const argv = command(seed('local-demo.yaml'), '0.7.0').argv;
     assert.equal(standinRefusal(argv, { MEDRL_STANDIN_VERL_VERSION: '0.5.1' }), 'AssertionError: file is not supported');
     assert.equal(standinRefusal(command(seed('local-demo.yaml'), '0.5.1').argv, { MEDRL_STANDIN_VERL_VERSION: '0.5.1' }), '');
-    const v = spawnSync('python3', ['-c', 'from importlib import metadata; print(metadata.version("verl"))'], { env: { ...process.env, PYTHONPATH: STANDINS }, encoding: 'utf8' });
+    const v = spawnSync('python3', ['-c', 'from importlib import metadata; print(metadata.version("verl"))'], {
+      env: { ...process.env, PYTHONPATH: STANDINS },
+      encoding: 'utf8',
+    });
     assert.ok(versionAtLeast(v.stdout.trim(), [0, 6, 0]), v.stdout + v.stderr);
   });
 });
@@ -101,16 +110,49 @@ describe('verl launch: the batch keys verl requires', () => {
 
   it('what verl would refuse is refused before submit, naming the key to set, and the stand-in refuses the same', () => {
     const cases: [Record<string, string | number | boolean>, string, RegExp][] = [
-      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.actor.ppo_mini_batch_size': 64 }, 'overrides.actor_rollout_ref.actor.ppo_mini_batch_size', /train_batch_size \(32\) must be >= actor.ppo_mini_batch_size \(64\)/],
-      [{ 'data.train_batch_size': 31, 'actor_rollout_ref.rollout.n': 1 }, 'overrides.data.train_batch_size', /real_train_batch_size \(31\) must be divisible by minimal possible batch size \(8\)/],
-      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu': 3 }, 'overrides.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu', /normalized ppo_mini_batch_size 32 should be divisible by ppo_micro_batch_size_per_gpu 3/],
-      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.rollout.tensor_model_parallel_size': 3 }, 'overrides.actor_rollout_ref.rollout.tensor_model_parallel_size', /rollout world_size: 8 is not divisible by infer_tp: 3/],
-      [{ 'data.train_batch_size': 32, 'actor_rollout_ref.rollout.log_prob_micro_batch_size': 16, 'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu': 2 }, 'overrides.actor_rollout_ref.rollout.log_prob_micro_batch_size', /You have set both/],
+      [
+        { 'data.train_batch_size': 32, 'actor_rollout_ref.actor.ppo_mini_batch_size': 64 },
+        'overrides.actor_rollout_ref.actor.ppo_mini_batch_size',
+        /train_batch_size \(32\) must be >= actor.ppo_mini_batch_size \(64\)/,
+      ],
+      [
+        { 'data.train_batch_size': 31, 'actor_rollout_ref.rollout.n': 1 },
+        'overrides.data.train_batch_size',
+        /real_train_batch_size \(31\) must be divisible by minimal possible batch size \(8\)/,
+      ],
+      [
+        { 'data.train_batch_size': 32, 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu': 3 },
+        'overrides.actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu',
+        /normalized ppo_mini_batch_size 32 should be divisible by ppo_micro_batch_size_per_gpu 3/,
+      ],
+      [
+        { 'data.train_batch_size': 32, 'actor_rollout_ref.rollout.tensor_model_parallel_size': 3 },
+        'overrides.actor_rollout_ref.rollout.tensor_model_parallel_size',
+        /rollout world_size: 8 is not divisible by infer_tp: 3/,
+      ],
+      [
+        {
+          'data.train_batch_size': 32,
+          'actor_rollout_ref.rollout.log_prob_micro_batch_size': 16,
+          'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu': 2,
+        },
+        'overrides.actor_rollout_ref.rollout.log_prob_micro_batch_size',
+        /You have set both/,
+      ],
     ];
     for (const [overrides, field, verl] of cases) {
       const spec = grpo(overrides);
       const problems = verlTrainer.problems(spec, 'spec.yaml');
-      assert.ok(problems.some((p) => p.field === field && p.severity === 'error' && p.file === 'spec.yaml' && (p.message.includes(`set ${field}`) || p.message.includes(`remove ${field}`))), `${field}: ${JSON.stringify(problems)}`);
+      assert.ok(
+        problems.some(
+          (p) =>
+            p.field === field &&
+            p.severity === 'error' &&
+            p.file === 'spec.yaml' &&
+            (p.message.includes(`set ${field}`) || p.message.includes(`remove ${field}`)),
+        ),
+        `${field}: ${JSON.stringify(problems)}`,
+      );
       assert.match(standinRefusal(command(spec).argv), verl);
     }
   });
@@ -123,12 +165,20 @@ describe('verl launch: the batch keys verl requires', () => {
     assert.ok(arg(argv, 'critic.ppo_micro_batch_size_per_gpu'));
     assert.deepEqual(verlTrainer.problems(spec, 'spec.yaml'), []);
     assert.equal(standinRefusal(argv), '');
-    assert.match(standinRefusal(argv.filter((a) => !a.startsWith('critic.ppo_micro_batch_size_per_gpu='))), /\[critic\] Please set at least one of 'critic.ppo_micro_batch_size' or 'critic.ppo_micro_batch_size_per_gpu'/);
+    assert.match(
+      standinRefusal(argv.filter((a) => !a.startsWith('critic.ppo_micro_batch_size_per_gpu='))),
+      /\[critic\] Please set at least one of 'critic.ppo_micro_batch_size' or 'critic.ppo_micro_batch_size_per_gpu'/,
+    );
     assert.match(standinRefusal(argv.filter((a) => !a.startsWith('critic.model.path='))), /deepseek-llm-7b-chat/);
   });
 
   it('a GRPO spec without micro batches is refused by the stand-in as verl refuses it', () => {
-    const argv = command(grpo({ 'data.train_batch_size': 32 })).argv.filter((a) => !a.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu='));
-    assert.match(standinRefusal(argv), /\[actor\] Please set at least one of 'actor.ppo_micro_batch_size' or 'actor.ppo_micro_batch_size_per_gpu'/);
+    const argv = command(grpo({ 'data.train_batch_size': 32 })).argv.filter(
+      (a) => !a.startsWith('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu='),
+    );
+    assert.match(
+      standinRefusal(argv),
+      /\[actor\] Please set at least one of 'actor.ppo_micro_batch_size' or 'actor.ppo_micro_batch_size_per_gpu'/,
+    );
   });
 });

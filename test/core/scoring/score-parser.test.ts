@@ -7,7 +7,11 @@ describe('judge score parsing', () => {
   it('reads numbers, preferring "Score: N"', () => {
     assert.equal(parseScore('Step 1 of 3. Score: 7\nbecause', { kind: 'number' }).score, 7);
     assert.equal(parseScore('I give it 0.5 overall', { kind: 'number' }).score, 0.5);
-    assert.deepEqual(parseScore('cannot decide', { kind: 'number' }), { score: null, detail: null, error: 'no number in the judge answer' });
+    assert.deepEqual(parseScore('cannot decide', { kind: 'number' }), {
+      score: null,
+      detail: null,
+      error: 'no number in the judge answer',
+    });
   });
 
   it('reads a JSON field from fenced or embedded JSON, and says what is wrong', () => {
@@ -42,13 +46,28 @@ describe('judge score parsing', () => {
 });
 
 describe('judge prompt templates', () => {
-  const vars = sampleVariables({ data_source: 'diag', solution_str: 'Acute appendicitis', ground_truth: 'appendicitis', extra_info: { age: 34, exams: ['CT'] }, prompt: [{ role: 'user', content: 'Case: RLQ pain' }], extra: { ward: 'ED' } });
+  const vars = sampleVariables({
+    data_source: 'diag',
+    solution_str: 'Acute appendicitis',
+    ground_truth: 'appendicitis',
+    extra_info: { age: 34, exams: ['CT'] },
+    prompt: [{ role: 'user', content: 'Case: RLQ pain' }],
+    extra: { ward: 'ED' },
+  });
   it('fills sample fields, nested extra_info, other columns, and keeps {{ }} literal', () => {
-    assert.equal(renderTemplate('Ref: {ground_truth} | Resp: {solution_str} | {extra_info.age} {extra_info.exams} {ward} | {prompt} | {{"score": 1}}', vars),
-      'Ref: appendicitis | Resp: Acute appendicitis | 34 ["CT"] ED | Case: RLQ pain | {"score": 1}');
+    assert.equal(
+      renderTemplate(
+        'Ref: {ground_truth} | Resp: {solution_str} | {extra_info.age} {extra_info.exams} {ward} | {prompt} | {{"score": 1}}',
+        vars,
+      ),
+      'Ref: appendicitis | Resp: Acute appendicitis | 34 ["CT"] ED | Case: RLQ pain | {"score": 1}',
+    );
   });
   it('names a missing variable and lists the ones the sample has', () => {
-    assert.throws(() => renderTemplate('{reference}', vars), /uses \{reference\}, which this sample does not have \(it has: ward, data_source, solution_str, response, ground_truth, extra_info, prompt\)/);
+    assert.throws(
+      () => renderTemplate('{reference}', vars),
+      /uses \{reference\}, which this sample does not have \(it has: ward, data_source, solution_str, response, ground_truth, extra_info, prompt\)/,
+    );
     assert.throws(() => renderTemplate('{extra_info.sex}', vars), /\{extra_info\.sex\}/);
   });
 });

@@ -67,13 +67,34 @@ export class CodeServer {
         ...extraSettings,
       }),
     );
-    const install = spawnSync(NODE24, [ENTRY, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--install-extension', VSIX, '--force'], { encoding: 'utf8', env: { ...process.env, HOME: this.home } });
+    const install = spawnSync(
+      NODE24,
+      [ENTRY, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--install-extension', VSIX, '--force'],
+      { encoding: 'utf8', env: { ...process.env, HOME: this.home } },
+    );
     if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stdout}\n${install.stderr}`);
     this.port = await freePort();
-    this.proc = spawn(NODE24, [ENTRY, '--auth', 'none', '--bind-addr', `127.0.0.1:${this.port}`, '--user-data-dir', this.userDataDir, '--extensions-dir', this.extensionsDir, '--disable-telemetry', '--disable-update-check', ...(extraSettings['security.workspace.trust.enabled'] === true ? [] : ['--disable-workspace-trust'])], {
-      env: { ...process.env, HOME: this.home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.proc = spawn(
+      NODE24,
+      [
+        ENTRY,
+        '--auth',
+        'none',
+        '--bind-addr',
+        `127.0.0.1:${this.port}`,
+        '--user-data-dir',
+        this.userDataDir,
+        '--extensions-dir',
+        this.extensionsDir,
+        '--disable-telemetry',
+        '--disable-update-check',
+        ...(extraSettings['security.workspace.trust.enabled'] === true ? [] : ['--disable-workspace-trust']),
+      ],
+      {
+        env: { ...process.env, HOME: this.home },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.proc.stdout?.on('data', (d: Buffer) => (this.output += d.toString()));
     this.proc.stderr?.on('data', (d: Buffer) => (this.output += d.toString()));
     const deadline = Date.now() + 60_000;
@@ -94,7 +115,16 @@ export class CodeServer {
   async open(folder: string): Promise<Page> {
     this.browser ??= await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-dev-shm-usage',
+      ],
     });
     const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
     this.pages.push(page);
@@ -200,7 +230,13 @@ export async function openContextMenu(page: Page, row: Locator, item: string): P
   const entry = page.getByRole('menuitem', { name: item }).first();
   for (let attempt = 1; ; attempt++) {
     await row.click({ button: 'right' });
-    if (await entry.waitFor({ timeout: 5000 }).then(() => true, () => false)) return entry;
+    if (
+      await entry.waitFor({ timeout: 5000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return entry;
     if (attempt === 4) {
       await screenshot(page, `context-menu-missing-${item.replace(/[^A-Za-z0-9]+/g, '-')}`);
       throw new Error(`the context menu has no "${item}"`);
@@ -273,4 +309,3 @@ export function codeServerWithSshd(alias = 'gpubox'): { cs: CodeServer; sshd: ()
     },
   };
 }
-

@@ -11,7 +11,14 @@ import { discoverCheckpoints } from '../../../src/core/checkpoints/discover-chec
 import { startMerge, waitForMerge } from '../../../src/core/checkpoints/merge-checkpoint';
 import { download } from '../../../src/core/checkpoints/download';
 import { deleteCheckpoint } from '../../../src/core/checkpoints/delete-checkpoint';
-import { forwardService, startService, stopService, waitForService, type Service, type ServiceStatus } from '../../../src/core/services/services';
+import {
+  forwardService,
+  startService,
+  stopService,
+  waitForService,
+  type Service,
+  type ServiceStatus,
+} from '../../../src/core/services/services';
 import { writeStandInBaseModel, writeStandInRun } from '../../fixtures/stand-in-checkpoints';
 
 const STANDINS = join(__dirname, '../../../standins');
@@ -25,7 +32,14 @@ describe('checkpoints and services on a real sshd (loopback)', () => {
     sshd = await startSshd();
     host = sshd.makeHost({ name: 'gpu' });
     runs = join(sshd.remoteHome, '.medrl/runs');
-    writeStandInRun(runs, { id: 'diag-grpo', framework: 'verl', steps: [25, 50, 75], latest: 75, critic: true, model: writeStandInBaseModel(join(sshd.remoteHome, 'models/base')) });
+    writeStandInRun(runs, {
+      id: 'diag-grpo',
+      framework: 'verl',
+      steps: [25, 50, 75],
+      latest: 75,
+      critic: true,
+      model: writeStandInBaseModel(join(sshd.remoteHome, 'models/base')),
+    });
     writeStandInRun(runs, { id: 'doctor-sft', framework: 'trl', steps: [500], host: 'gpu' });
   });
   after(async () => {
@@ -34,15 +48,22 @@ describe('checkpoints and services on a real sshd (loopback)', () => {
     await sshd.stop();
   });
 
-  it('discovers every run\'s checkpoints over SSH in one round trip', async () => {
+  it("discovers every run's checkpoints over SSH in one round trip", async () => {
     const before = host.stats().roundTrips;
     await discoverCheckpoints(host, { runsDir: '~/.medrl/runs' });
     assert.equal(host.stats().roundTrips - before, 1);
     const d = await listCheckpoints(host, { runsDir: '~/.medrl/runs' });
     const verl = d.runs.find((r) => r.run.id === 'diag-grpo')!;
-    assert.deepEqual(verl.checkpoints.map((c) => [c.step, c.latest, c.kind]), [[75, true, 'verl-fsdp'], [50, false, 'verl-fsdp'], [25, false, 'verl-fsdp']]);
+    assert.deepEqual(
+      verl.checkpoints.map((c) => [c.step, c.latest, c.kind]),
+      [
+        [75, true, 'verl-fsdp'],
+        [50, false, 'verl-fsdp'],
+        [25, false, 'verl-fsdp'],
+      ],
+    );
     assert.equal(verl.checkpoints[0]!.host, 'gpu');
-    assert.equal(verl.checkpoints[1]!.metrics?.['critic/score/mean'], 0.5, 'the run\'s metrics at step 50');
+    assert.equal(verl.checkpoints[1]!.metrics?.['critic/score/mean'], 0.5, "the run's metrics at step 50");
     assert.equal(verl.checkpoints[0]!.path, join(runs, 'diag-grpo/checkpoints/global_step_75'));
     assert.equal(d.runs.find((r) => r.run.id === 'doctor-sft')!.checkpoints[0]!.kind, 'trl-full');
   });
@@ -51,7 +72,14 @@ describe('checkpoints and services on a real sshd (loopback)', () => {
     const ck = (await listCheckpoints(host, { runsDir: '~/.medrl/runs' })).runs.find((r) => r.run.id === 'diag-grpo')!.checkpoints[0]!;
     const job = await startMerge(host, ck, '~/.medrl/runs', { baseModel: '~/models/base', env: { PYTHONPATH: STANDINS } });
     const target = await waitForMerge(host, job, () => {}, { pollMs: 100 });
-    assert.deepEqual(readdirSync(target).sort(), ['config.json', 'generation_config.json', 'model.safetensors', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']);
+    assert.deepEqual(readdirSync(target).sort(), [
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'special_tokens_map.json',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const again = (await listCheckpoints(host, { runsDir: '~/.medrl/runs' })).runs.find((r) => r.run.id === 'diag-grpo')!.checkpoints[0]!;
     assert.equal(again.servable, target);
   });
@@ -82,7 +110,15 @@ describe('checkpoints and services on a real sshd (loopback)', () => {
     const dest = join(mkdtempSync(join(tmpdir(), 'ck-ssh-')), 'b2.bin');
     // The previous test killed the connection: reconnect before this one starts, so only its own kill is measured.
     await host.exec('true');
-    await assert.rejects(download(host, big, dest, { retries: 0, onProgress: (p) => { if (p.done > 6 << 20) sshd.killConnections(); } }), /connection lost/);
+    await assert.rejects(
+      download(host, big, dest, {
+        retries: 0,
+        onProgress: (p) => {
+          if (p.done > 6 << 20) sshd.killConnections();
+        },
+      }),
+      /connection lost/,
+    );
     assert.ok(existsSync(`${dest}.partial`));
     const r = await download(host, big, dest);
     assert.ok(r.transferred < 24 << 20 && r.transferred > 0, `resumed: ${r.transferred}`);
@@ -91,23 +127,49 @@ describe('checkpoints and services on a real sshd (loopback)', () => {
   });
 
   it('deletes a checkpoint over SSH and reports the space freed', async () => {
-    const ck = (await listCheckpoints(host, { runsDir: '~/.medrl/runs' })).runs.find((r) => r.run.id === 'diag-grpo')!.checkpoints.find((c) => c.step === 25)!;
+    const ck = (await listCheckpoints(host, { runsDir: '~/.medrl/runs' })).runs
+      .find((r) => r.run.id === 'diag-grpo')!
+      .checkpoints.find((c) => c.step === 25)!;
     const r = await deleteCheckpoint(host, ck);
     assert.equal(r.freedBytes, ck.sizeBytes);
     assert.ok(!existsSync(ck.path));
   });
 
   it('a stand-in vLLM service on the SSH host is reached through the port forward: starting → ready', async () => {
-    const svc = await startService(host, '~/.medrl/runs', { name: 'judge', engine: 'vllm', model: 'Qwen/Qwen2.5-72B-Instruct', servedModelName: 'Judger', standins: STANDINS, env: { MEDRL_STANDIN_STARTUP_SECONDS: '1' } }, 'sk-1');
+    const svc = await startService(
+      host,
+      '~/.medrl/runs',
+      {
+        name: 'judge',
+        engine: 'vllm',
+        model: 'Qwen/Qwen2.5-72B-Instruct',
+        servedModelName: 'Judger',
+        standins: STANDINS,
+        env: { MEDRL_STANDIN_STARTUP_SECONDS: '1' },
+      },
+      'sk-1',
+    );
     services.push(svc);
     const fwd = await forwardService(host, svc);
     try {
       assert.notEqual(fwd.localPort, svc.port, 'a real forward to a local port');
       const seen: ServiceStatus[] = [];
-      const s = await waitForService(host, svc, fwd.localPort, { apiKey: 'sk-1', pollMs: 150, timeoutMs: 30_000, onStatus: (x) => seen.push(x) });
-      assert.deepEqual(seen.map((x) => x.state), ['starting', 'ready']);
+      const s = await waitForService(host, svc, fwd.localPort, {
+        apiKey: 'sk-1',
+        pollMs: 150,
+        timeoutMs: 30_000,
+        onStatus: (x) => seen.push(x),
+      });
+      assert.deepEqual(
+        seen.map((x) => x.state),
+        ['starting', 'ready'],
+      );
       assert.deepEqual(s.models, ['Judger']);
-      const res = await fetch(`http://127.0.0.1:${fwd.localPort}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-1', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'Judger', messages: [{ role: 'user', content: 'Reference: aspirin\nResponse: aspirin' }] }) });
+      const res = await fetch(`http://127.0.0.1:${fwd.localPort}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk-1', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'Judger', messages: [{ role: 'user', content: 'Reference: aspirin\nResponse: aspirin' }] }),
+      });
       assert.equal(res.status, 200);
     } finally {
       await fwd.close();
@@ -115,7 +177,13 @@ describe('checkpoints and services on a real sshd (loopback)', () => {
   });
 
   it('a service that dies on the SSH host shows failed with its log', async () => {
-    const svc = await startService(host, '~/.medrl/runs', { name: 'broken', engine: 'sglang', model: 'm', standins: STANDINS, args: ['--port', 'not-a-port'] });
+    const svc = await startService(host, '~/.medrl/runs', {
+      name: 'broken',
+      engine: 'sglang',
+      model: 'm',
+      standins: STANDINS,
+      args: ['--port', 'not-a-port'],
+    });
     const fwd = await forwardService(host, svc);
     try {
       const s = await waitForService(host, svc, fwd.localPort, { pollMs: 150, timeoutMs: 30_000 });

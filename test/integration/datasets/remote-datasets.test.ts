@@ -17,7 +17,17 @@ import { HostPool } from '../../../src/core/remote/host-pool';
 import { LocalHost } from '../../../src/core/remote/local-host';
 
 const ROOT = join(__dirname, '../../..');
-const rl = (i: number) => ({ data_source: ['pubmedqa', 'medec'][i % 2], prompt: [{ role: 'user', content: `Case ${i}: a febrile patient with cough and chest pain; record ${createHash('sha512').update(String(i)).digest('base64')} ${createHash('sha512').update(`x${i}`).digest('base64')}` }], ability: 'medical', reward_model: { style: 'rule', ground_truth: 'yes' } });
+const rl = (i: number) => ({
+  data_source: ['pubmedqa', 'medec'][i % 2],
+  prompt: [
+    {
+      role: 'user',
+      content: `Case ${i}: a febrile patient with cough and chest pain; record ${createHash('sha512').update(String(i)).digest('base64')} ${createHash('sha512').update(`x${i}`).digest('base64')}`,
+    },
+  ],
+  ability: 'medical',
+  reward_model: { style: 'rule', ground_truth: 'yes' },
+});
 
 describe('datasets on a real SSH host (sshd on loopback, SFTP range reads)', () => {
   let fx: SshdFixture;
@@ -45,7 +55,9 @@ describe('datasets on a real SSH host (sshd on loopback, SFTP range reads)', () 
       const read = host.stats().bytesRead - before;
       assert.equal(rows.length, 100);
       assert.deepEqual(rows[7]!.value, rl(7));
-      console.log(`[datasets] remote preview of ${name}: ${read} of ${reader.size} bytes over SFTP (${((100 * read) / reader.size).toFixed(1)}%)`);
+      console.log(
+        `[datasets] remote preview of ${name}: ${read} of ${reader.size} bytes over SFTP (${((100 * read) / reader.size).toFixed(1)}%)`,
+      );
       assert.ok(read < reader.size / 4, `read ${read} of ${reader.size} bytes`);
     });
   }
@@ -54,7 +66,10 @@ describe('datasets on a real SSH host (sshd on loopback, SFTP range reads)', () 
     const s = await inspectDataset(await openDataset(host, join(dir, 'big.parquet')), { against: null, maxPromptTokens: 4096 });
     assert.deepEqual([s.kind, s.rows, s.problemCount, s.dataSources], ['verl-rl', 40_000, 0, { pubmedqa: 20_000, medec: 20_000 }]);
     await host.writeFile(join(dir, 'pubmedqa.json'), readFileSync(join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json')));
-    const result = await convertDataset(await openDataset(host, join(dir, 'pubmedqa.json')), { split: 0.9, mapping: { question: 'QUESTION', answer: 'final_decision', id: '_key', dataSourceName: 'pubmedqa' } });
+    const result = await convertDataset(await openDataset(host, join(dir, 'pubmedqa.json')), {
+      split: 0.9,
+      mapping: { question: 'QUESTION', answer: 'final_decision', id: '_key', dataSourceName: 'pubmedqa' },
+    });
     const files = await writeConverted(host, result, { out: join(dir, 'verl'), split: true, jsonlTwin: true });
     assert.equal(files.length, 4);
     const test = await inspectDataset(await openDataset(host, join(dir, 'verl/test.parquet')));
@@ -73,20 +88,41 @@ describe('datasets on a real SSH host (sshd on loopback, SFTP range reads)', () 
     writeFileSync(jsonl, rowsToJsonl(Array.from({ length: 60_000 }, (_, i) => rl(i)))); // ~23 MB: several 8 MiB chunks
     const dest = join(dir, 'uploads/pubmedqa');
     const progress: number[] = [];
-    const written = await uploadFiles(pool, local, [parquet, jsonl], 'gpu', dest, { onProgress: (f, copied, total) => f === jsonl && progress.push(copied / total) });
-    assert.ok(progress.length >= 3 && progress.at(-1) === 1 && progress.every((p, i) => i === 0 || p > progress[i - 1]!), `progress grows to 1: ${progress.join(', ')}`);
+    const written = await uploadFiles(pool, local, [parquet, jsonl], 'gpu', dest, {
+      onProgress: (f, copied, total) => f === jsonl && progress.push(copied / total),
+    });
+    assert.ok(
+      progress.length >= 3 && progress.at(-1) === 1 && progress.every((p, i) => i === 0 || p > progress[i - 1]!),
+      `progress grows to 1: ${progress.join(', ')}`,
+    );
     assert.deepEqual(written, [join(dest, 'train.parquet'), join(dest, "medec train's.jsonl")]);
-    for (const [from, to] of [[parquet, written[0]!], [jsonl, written[1]!]]) {
-      assert.equal(createHash('sha256').update(readFileSync(to!)).digest('hex'), createHash('sha256').update(readFileSync(from!)).digest('hex'), `${to} matches ${from}`);
+    for (const [from, to] of [
+      [parquet, written[0]!],
+      [jsonl, written[1]!],
+    ]) {
+      assert.equal(
+        createHash('sha256').update(readFileSync(to!)).digest('hex'),
+        createHash('sha256').update(readFileSync(from!)).digest('hex'),
+        `${to} matches ${from}`,
+      );
     }
     await assert.rejects(uploadFiles(pool, local, [join(src, 'missing.jsonl')], 'gpu', dest), /missing\.jsonl/);
     // The host cannot write the file (here a folder is in the way): the error names the host, the file and the shell's reason.
     mkdirSync(join(dir, "blocked/medec train's.jsonl.medrl-upload"), { recursive: true });
-    await assert.rejects(uploadFiles(pool, local, [jsonl], 'gpu', join(dir, 'blocked')), /^Error: gpu: uploading local:.*medec train's\.jsonl .*failed \(exit code \d+\): .*Is a directory/);
+    await assert.rejects(
+      uploadFiles(pool, local, [jsonl], 'gpu', join(dir, 'blocked')),
+      /^Error: gpu: uploading local:.*medec train's\.jsonl .*failed \(exit code \d+\): .*Is a directory/,
+    );
     assert.ok(existsSync(join(dir, "blocked/medec train's.jsonl.medrl-upload")), 'the folder in the way is left alone');
     // Cancelled halfway: nothing is left under the dataset's name.
     const abort = new AbortController();
-    await assert.rejects(uploadFiles(pool, local, [jsonl], 'gpu', join(dir, 'cancelled'), { signal: abort.signal, onProgress: (_f, copied) => copied > 8_000_000 && abort.abort() }), /abort/i);
+    await assert.rejects(
+      uploadFiles(pool, local, [jsonl], 'gpu', join(dir, 'cancelled'), {
+        signal: abort.signal,
+        onProgress: (_f, copied) => copied > 8_000_000 && abort.abort(),
+      }),
+      /abort/i,
+    );
     assert.deepEqual(readdirSync(join(dir, 'cancelled')), []);
     await assert.rejects(uploadFiles(pool, local, [jsonl], 'nowhere', dest), /unknown host "nowhere"/);
     rmSync(src, { recursive: true, force: true });

@@ -26,9 +26,12 @@ describe('episodes on an SSH host (real sshd, SFTP range reads)', () => {
     await fx.stop();
   });
 
-  it('a run folder\'s dumps are indexed and read through range reads, the same as locally', async () => {
+  it("a run folder's dumps are indexed and read through range reads, the same as locally", async () => {
     const s = new ReplaySession(await discoverEpisodes(host, join(dir, 'run')));
-    assert.deepEqual(s.steps().map((x) => `${x.collection}/${x.step}`), ['rollouts/1', 'rollouts/2', 'rollouts/3', 'validation/0', 'validation/2']);
+    assert.deepEqual(
+      s.steps().map((x) => `${x.collection}/${x.step}`),
+      ['rollouts/1', 'rollouts/2', 'rollouts/3', 'validation/0', 'validation/2'],
+    );
     const info = await s.indexStep({ collection: 'rollouts', step: 2 });
     assert.equal(info.episodes, 20);
     const ep = await s.episode({ collection: 'rollouts', step: 2 }, 7);

@@ -38,8 +38,17 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     const run = await prepareRun(request(ws, host, spec, text));
     assert.ok(await createRunFolder(host, run.record, true));
     // The job starts; the reply never arrives (a dropped connection), so run.json never gets its pid.
-    const lossy: Scheduler = { ...sshScheduler, start: async (h, r, s) => { await sshScheduler.start(h, r, s); throw new Error('connection lost'); } };
-    await assert.rejects(startRunFolder(host, { ...run, scheduler: lossy }, ''), /connection lost\nThe run folder .* is kept: if the job started, `medrl runs` lists it/);
+    const lossy: Scheduler = {
+      ...sshScheduler,
+      start: async (h, r, s) => {
+        await sshScheduler.start(h, r, s);
+        throw new Error('connection lost');
+      },
+    };
+    await assert.rejects(
+      startRunFolder(host, { ...run, scheduler: lossy }, ''),
+      /connection lost\nThe run folder .* is kept: if the job started, `medrl runs` lists it/,
+    );
     assert.ok(existsSync(run.dir), 'the folder of a job that may be running is not deleted');
     assert.equal((JSON.parse(readFileSync(join(run.dir, RUN_FILES.record), 'utf8')) as RunRecord).pid, undefined);
     const running = await waitForState(host, ws.runsDir, run.id, ['running', 'failed', 'lost']);
@@ -74,7 +83,10 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     const old = { ...run.record, id: `${run.id}-old`, dir: `${run.dir}-old`, created: new Date(Date.now() - 600_000).toISOString() };
     assert.ok(await createRunFolder(host, old, true));
     const failed = (await listRuns(host, ws.runsDir)).runs.find((r) => r.record.id === old.id);
-    assert.deepEqual([failed?.state, failed?.reason], ['failed', 'failed to submit: the submit was interrupted before the job started (nothing ran)']);
+    assert.deepEqual(
+      [failed?.state, failed?.reason],
+      ['failed', 'failed to submit: the submit was interrupted before the job started (nothing ran)'],
+    );
   });
 
   it('folders without run.json are reported: one an interrupted submit left is swept after a minute, any other is kept', async () => {
@@ -94,21 +106,24 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     assert.deepEqual(readdirSync(ws.runsDir).sort(), ['fresh-3', 'mine-4']);
   });
 
-  it('cancel signals only the run\'s own process group: pgid 1 and another group are refused and nothing is signalled', async () => {
+  it("cancel signals only the run's own process group: pgid 1 and another group are refused and nothing is signalled", async () => {
     const ws = makeWorkspace();
     const { spec, text } = adaptExample('local-demo.yaml', ws, { 'env.MEDRL_STANDIN_HANG_AT_STEP': '1' });
     const { record } = await submitRun(request(ws, host, spec, text));
     await waitForState(host, ws.runsDir, record.id, ['running']);
     // A refused cancel still leaves its `cancelled` marker: wait until job.sh is past its check (it has opened output.log),
     // so the job this test expects to keep running has really started.
-    for (const until = Date.now() + 30_000; !existsSync(join(record.dir, RUN_FILES.log)); ) {
+    for (const until = Date.now() + 30_000; !existsSync(join(record.dir, RUN_FILES.log));) {
       if (Date.now() > until) throw new Error(`${record.dir}: no output.log 30 s after the job started`);
       await new Promise((r) => setTimeout(r, 50));
     }
     await assert.rejects(cancelRun(host, { ...record, pgid: 1 }), /gives process group 1, which no job has: nothing was signalled/);
     const other = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
     try {
-      await assert.rejects(cancelRun(host, { ...record, pgid: other.pid! }), /is not its job's: no process in it runs .*job\.sh or has MEDRL_RUN_DIR=.*nothing was signalled/);
+      await assert.rejects(
+        cancelRun(host, { ...record, pgid: other.pid! }),
+        /is not its job's: no process in it runs .*job\.sh or has MEDRL_RUN_DIR=.*nothing was signalled/,
+      );
       assert.ok(alive(other.pid!), 'the other group was not signalled');
     } finally {
       process.kill(-other.pid!, 'SIGKILL');
@@ -128,7 +143,10 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     const parent = spawn('sh', ['-c', 'setsid sh -c "exit 0" & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const zombie = Number((await new Promise<Buffer>((r) => parent.stdout.once('data', r))).toString().trim());
-      for (const until = Date.now() + 10_000; spawnSync('ps', ['-o', 'stat=', '-p', String(zombie)], { encoding: 'utf8' }).stdout.trim()[0] !== 'Z'; ) {
+      for (
+        const until = Date.now() + 10_000;
+        spawnSync('ps', ['-o', 'stat=', '-p', String(zombie)], { encoding: 'utf8' }).stdout.trim()[0] !== 'Z';
+      ) {
         if (Date.now() > until) throw new Error(`process ${zombie} did not become a zombie`);
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -145,7 +163,8 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     assert.equal((await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost'], 60_000)).state, 'succeeded');
     assert.equal(mode(ws.runsDir), 0o700, 'the runs folder it created');
     assert.equal(mode(record.dir), 0o700);
-    for (const f of [RUN_FILES.record, RUN_FILES.spec, RUN_FILES.log, RUN_FILES.exitCode, RUN_FILES.started, RUN_FILES.metrics]) assert.equal(mode(join(record.dir, f)), 0o600, f);
+    for (const f of [RUN_FILES.record, RUN_FILES.spec, RUN_FILES.log, RUN_FILES.exitCode, RUN_FILES.started, RUN_FILES.metrics])
+      assert.equal(mode(join(record.dir, f)), 0o600, f);
     for (const f of [RUN_FILES.launch, 'job.sh']) assert.equal(mode(join(record.dir, f)), 0o700, f);
     const dumps = readdirSync(join(record.dir, RUN_FILES.rollouts));
     assert.ok(dumps.length > 0);
@@ -153,24 +172,33 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     for (const f of dumps) assert.equal(mode(join(record.dir, RUN_FILES.rollouts, f)), 0o600, `rollouts/${f}`);
   });
 
-  it('Slurm: the job gets its keys, but they are in no file of Slurm\'s state and are gone from the run folder once it starts', async () => {
+  it("Slurm: the job gets its keys, but they are in no file of Slurm's state and are gone from the run folder once it starts", async () => {
     const ws = makeWorkspace();
     const secret = 'hf_slurmsecret4711';
-    const { spec, text } = adaptExample('local-demo.yaml', ws, { scheduler: 'slurm', 'resources.partition': 'debug', 'env.MEDRL_STANDIN_HANG_AT_STEP': '2', setup: ['echo "medrl-test hf=${#HF_TOKEN}"'] });
+    const { spec, text } = adaptExample('local-demo.yaml', ws, {
+      scheduler: 'slurm',
+      'resources.partition': 'debug',
+      'env.MEDRL_STANDIN_HANG_AT_STEP': '2',
+      setup: ['echo "medrl-test hf=${#HF_TOKEN}"'],
+    });
     const { record } = await submitRun(request(ws, host, spec, text, { runEnv: { vars: {}, secrets: { HF_TOKEN: secret } } }));
     await waitForState(host, ws.runsDir, record.id, ['running'], 60_000);
     const deadline = Date.now() + 30_000;
-    while (!/medrl-test hf=/.test(existsSync(join(record.dir, RUN_FILES.log)) ? readFileSync(join(record.dir, RUN_FILES.log), 'utf8') : '')) {
+    while (
+      !/medrl-test hf=/.test(existsSync(join(record.dir, RUN_FILES.log)) ? readFileSync(join(record.dir, RUN_FILES.log), 'utf8') : '')
+    ) {
       assert.ok(Date.now() < deadline, 'the job wrote its log');
       await new Promise((r) => setTimeout(r, 200));
     }
     assert.match(readFileSync(join(record.dir, RUN_FILES.log), 'utf8'), new RegExp(`^medrl-test hf=${secret.length}$`, 'm'));
     assert.equal(existsSync(join(record.dir, RUN_FILES.secrets)), false, 'the job deleted secrets.env when it started');
     // slurmctld keeps each job's script and environment under StateSaveLocation while it knows the job.
-    const state = spawnSync('grep', ['-rl', secret, join(cluster.dir, 'state'), join(cluster.dir, 'spool'), record.dir], { encoding: 'utf8' });
+    const state = spawnSync('grep', ['-rl', secret, join(cluster.dir, 'state'), join(cluster.dir, 'spool'), record.dir], {
+      encoding: 'utf8',
+    });
     assert.equal(state.stdout, '', `files holding the key: ${state.stdout}`);
     const env = spawnSync('grep', ['-rl', record.id, join(cluster.dir, 'state')], { encoding: 'utf8' });
-    assert.notEqual(env.stdout, '', 'Slurm does keep the job\'s script (what the check above looks through)');
+    assert.notEqual(env.stdout, '', "Slurm does keep the job's script (what the check above looks through)");
     await cancelRun(host, record);
     assert.equal((await waitForState(host, ws.runsDir, record.id, ['cancelled', 'failed', 'lost'], 60_000)).state, 'cancelled');
   });

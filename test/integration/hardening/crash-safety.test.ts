@@ -44,8 +44,12 @@ function runningSshJobs(runsDir: string): Set<string> {
     } catch {
       continue; // gone meanwhile
     }
-    const fromArgs = args.startsWith(`bash ${prefix}`) && args.endsWith('/job.sh') ? args.slice(5 + prefix.length, -'/job.sh'.length) : undefined;
-    const fromEnv = env.split('\0').find((e) => e.startsWith(`MEDRL_RUN_DIR=${prefix}`))?.slice(`MEDRL_RUN_DIR=${prefix}`.length);
+    const fromArgs =
+      args.startsWith(`bash ${prefix}`) && args.endsWith('/job.sh') ? args.slice(5 + prefix.length, -'/job.sh'.length) : undefined;
+    const fromEnv = env
+      .split('\0')
+      .find((e) => e.startsWith(`MEDRL_RUN_DIR=${prefix}`))
+      ?.slice(`MEDRL_RUN_DIR=${prefix}`.length);
     for (const id of [fromArgs, fromEnv]) if (id && RUN_ID_PATTERN.test(id)) ids.add(id);
   }
   return ids;
@@ -74,8 +78,14 @@ describe('crash safety: submits killed and cut off at random moments lose no job
     // Short stand-in jobs that hang at their first step (each one that started is still running when the round checks
     // it), from a spec with no reward function (a submit checks one by running it: seconds a round cannot spare).
     const hang = { workdir: ws.dir, 'env.MEDRL_STANDIN_HANG_AT_STEP': '1' };
-    writeFileSync(join(ws.dir, 'configs/crash-ssh.yaml'), adaptExample('doctor-trl-sft.yaml', ws, { ...hang, host: 'sshbox', scheduler: 'ssh' }).text);
-    writeFileSync(join(ws.dir, 'configs/crash-slurm.yaml'), adaptExample('doctor-trl-sft.yaml', ws, { ...hang, host: 'slurmbox', scheduler: 'slurm', 'resources.partition': 'debug' }).text);
+    writeFileSync(
+      join(ws.dir, 'configs/crash-ssh.yaml'),
+      adaptExample('doctor-trl-sft.yaml', ws, { ...hang, host: 'sshbox', scheduler: 'ssh' }).text,
+    );
+    writeFileSync(
+      join(ws.dir, 'configs/crash-slurm.yaml'),
+      adaptExample('doctor-trl-sft.yaml', ws, { ...hang, host: 'slurmbox', scheduler: 'slurm', 'resources.partition': 'debug' }).text,
+    );
   });
   after(async () => {
     await host?.dispose();
@@ -84,13 +94,22 @@ describe('crash safety: submits killed and cut off at random moments lose no job
   });
 
   /** `medrl submit` as a user runs it; resolves with how it ended and how long it ran. */
-  function submit(kind: Kind): { child: ReturnType<typeof spawn>; done: Promise<{ code: number | null; signal: string | null; ms: number; stderr: string }> } {
+  function submit(kind: Kind): {
+    child: ReturnType<typeof spawn>;
+    done: Promise<{ code: number | null; signal: string | null; ms: number; stderr: string }>;
+  } {
     const t0 = Date.now();
-    const child = spawn(process.execPath, [CLI, 'submit', `configs/crash-${kind}.yaml`, '--json'], { cwd: ws.dir, env: { ...process.env, HOME: sshd.home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'submit', `configs/crash-${kind}.yaml`, '--json'], {
+      cwd: ws.dir,
+      env: { ...process.env, HOME: sshd.home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout!.resume();
-    const done = new Promise<{ code: number | null; signal: string | null; ms: number; stderr: string }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, ms: Date.now() - t0, stderr })));
+    const done = new Promise<{ code: number | null; signal: string | null; ms: number; stderr: string }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal, ms: Date.now() - t0, stderr })),
+    );
     return { child, done };
   }
 
@@ -109,7 +128,12 @@ describe('crash safety: submits killed and cut off at random moments lose no job
     if (kind === 'ssh') return runningSshJobs(runsDirs.ssh);
     const q = spawnSync('squeue', ['-h', '-o', '%j'], { env: process.env, encoding: 'utf8' });
     assert.equal(q.status, 0, q.stderr);
-    return new Set(q.stdout.split('\n').map((l) => l.trim()).filter((l) => RUN_ID_PATTERN.test(l)));
+    return new Set(
+      q.stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => RUN_ID_PATTERN.test(l)),
+    );
   }
 
   const tally = { lost: 0, uncancellable: 0, started: 0, unrecorded: new Set<string>(), problems: [] as string[] };
@@ -166,7 +190,10 @@ describe('crash safety: submits killed and cut off at random moments lose no job
     const random = seededRandom(seed);
     // How long a whole submit takes here when PARALLEL run at once, unkilled (this also proves both paths work).
     const typical: Record<Kind, number> = { ssh: 0, slurm: 0 };
-    const calibration = Array.from({ length: PARALLEL }, (_, i) => ({ kind: (i % 2 ? 'slurm' : 'ssh') as Kind, sub: submit(i % 2 ? 'slurm' : 'ssh') }));
+    const calibration = Array.from({ length: PARALLEL }, (_, i) => ({
+      kind: (i % 2 ? 'slurm' : 'ssh') as Kind,
+      sub: submit(i % 2 ? 'slurm' : 'ssh'),
+    }));
     for (const c of calibration) {
       const r = await c.sub.done;
       assert.equal(r.code, 0, r.stderr);
@@ -202,22 +229,24 @@ describe('crash safety: submits killed and cut off at random moments lose no job
         for (const s of round) hit(s, 'drop');
         sshd.killConnections();
       }
-      await Promise.all(round.map(async (s) => {
-        if (!dropRound) {
-          await Promise.race([s.sub.done, sleep(s.at)]);
-          hit(s, 'sigkill');
-          s.sub.child.kill('SIGKILL');
-        }
-        if (!s.hit) kills.finishedFirst++;
-        // A cut-off client should end on its own (it reports the lost connection); one still there after 5 s is
-        // counted and killed.
-        const r = await Promise.race([s.sub.done, sleep(5_000).then(() => undefined)]);
-        if (!r) {
-          kills.hungAfterDrop++;
-          s.sub.child.kill('SIGKILL');
-        }
-        await s.sub.done;
-      }));
+      await Promise.all(
+        round.map(async (s) => {
+          if (!dropRound) {
+            await Promise.race([s.sub.done, sleep(s.at)]);
+            hit(s, 'sigkill');
+            s.sub.child.kill('SIGKILL');
+          }
+          if (!s.hit) kills.finishedFirst++;
+          // A cut-off client should end on its own (it reports the lost connection); one still there after 5 s is
+          // counted and killed.
+          const r = await Promise.race([s.sub.done, sleep(5_000).then(() => undefined)]);
+          if (!r) {
+            kills.hungAfterDrop++;
+            s.sub.child.kill('SIGKILL');
+          }
+          await s.sub.done;
+        }),
+      );
       // What a killed client's host shell was still doing (sbatch, setsid) ends within this.
       await sleep(1000);
       await Promise.all([check('ssh'), check('slurm')]);
@@ -229,7 +258,11 @@ describe('crash safety: submits killed and cut off at random moments lose no job
         const list = await listing(kind);
         for (const name of [...tally.unrecorded].filter((u) => u.startsWith(`${kind}/`)).map((u) => u.slice(kind.length + 1))) {
           const p = list.problems.find((x) => x.file?.endsWith(`/${name}`));
-          if (existsSync(join(runsDirs[kind], name)) && !existsSync(join(runsDirs[kind], name, 'run.json')) && !/removed|kept/.test(p?.message ?? '')) {
+          if (
+            existsSync(join(runsDirs[kind], name)) &&
+            !existsSync(join(runsDirs[kind], name, 'run.json')) &&
+            !/removed|kept/.test(p?.message ?? '')
+          ) {
             tally.lost++;
             tally.problems.push(`${kind} ${name}: not swept or reported after a minute: ${p?.message ?? 'not reported'}`);
           }
@@ -237,8 +270,12 @@ describe('crash safety: submits killed and cut off at random moments lose no job
       }
     }
     const total = kills.ssh + kills.slurm;
-    console.log(`[crash-safety] ${total} kills (sshd ${kills.ssh}, slurm ${kills.slurm}): ${tally.lost} lost, ${tally.uncancellable} uncancellable, ${tally.unrecorded.size} swept`);
-    console.log(`[crash-safety] ${kills.sigkill} SIGKILLs of the client, ${kills.drop} dropped connections (${kills.hungAfterDrop} cut-off clients still running 5 s later), ${kills.finishedFirst} submits finished before any kill reached them, ${tally.started - PARALLEL} started jobs of killed submits checked, in ${Math.round((Date.now() - t0) / 1000)} s`);
+    console.log(
+      `[crash-safety] ${total} kills (sshd ${kills.ssh}, slurm ${kills.slurm}): ${tally.lost} lost, ${tally.uncancellable} uncancellable, ${tally.unrecorded.size} swept`,
+    );
+    console.log(
+      `[crash-safety] ${kills.sigkill} SIGKILLs of the client, ${kills.drop} dropped connections (${kills.hungAfterDrop} cut-off clients still running 5 s later), ${kills.finishedFirst} submits finished before any kill reached them, ${tally.started - PARALLEL} started jobs of killed submits checked, in ${Math.round((Date.now() - t0) / 1000)} s`,
+    );
     assert.equal(tally.problems.length, 0, tally.problems.join('\n'));
     assert.equal(tally.lost, 0);
     assert.equal(tally.uncancellable, 0);

@@ -31,14 +31,16 @@ describe('hostile workspace through the CLI: nothing runs, nothing outside the w
     tried.push(what);
     if (leaks(h, out)) readOutside.push(what);
   };
-  it('medrl runs: a Ray run folder\'s setup.sh and ray, shell in job ids and folder names run nothing; escape codes are not printed raw', async () => {
+  it("medrl runs: a Ray run folder's setup.sh and ray, shell in job ids and folder names run nothing; escape codes are not printed raw", async () => {
     for (const args of [['runs'], ['runs', '--json'], ['runs', '--host', 'local']]) {
       const r = await medrl(h.dir, ...args);
       check(`medrl ${args.join(' ')}`, r.out);
       assert.doesNotMatch(r.out.replace(/\\u001b/g, ''), CONTROL, `medrl ${args.join(' ')} printed raw terminal control`);
     }
     const listed = await medrl(h.dir, 'runs', '--host', 'local', '--json');
-    const hosts = JSON.parse(listed.out.slice(listed.out.indexOf('['), listed.out.lastIndexOf(']') + 1)) as { runs: { record: { id: string }; state: string; reason?: string }[] }[];
+    const hosts = JSON.parse(listed.out.slice(listed.out.indexOf('['), listed.out.lastIndexOf(']') + 1)) as {
+      runs: { record: { id: string }; state: string; reason?: string }[];
+    }[];
     const ray = hosts.flatMap((x) => x.runs).find((x) => x.record.id === 'evil-ray');
     assert.equal(ray?.state, 'lost');
     assert.match(ray?.reason ?? '', /no ray recorded/);
@@ -46,7 +48,13 @@ describe('hostile workspace through the CLI: nothing runs, nothing outside the w
   });
 
   it('medrl services, episodes and dataset inspect run nothing and print no raw escape codes', async () => {
-    const cmds = [['services'], ['services', '--json'], ['episodes', join(h.runsDir, 'evil-pid/rollouts/1.jsonl')], ['episodes', join(h.runsDir, 'evil-pid/rollouts/1.jsonl'), '--json'], ['dataset', 'inspect', 'data/evil.jsonl']];
+    const cmds = [
+      ['services'],
+      ['services', '--json'],
+      ['episodes', join(h.runsDir, 'evil-pid/rollouts/1.jsonl')],
+      ['episodes', join(h.runsDir, 'evil-pid/rollouts/1.jsonl'), '--json'],
+      ['dataset', 'inspect', 'data/evil.jsonl'],
+    ];
     for (const args of cmds) {
       const r = await medrl(h.dir, ...args);
       check(`medrl ${args.join(' ')}`, r.out);
@@ -60,11 +68,17 @@ describe('hostile workspace through the CLI: nothing runs, nothing outside the w
     check('medrl submit configs/evil.yaml --dry-run', r.out);
     assert.notEqual(r.code, 0);
     assert.match(r.out, /outside the workspace/);
-    assert.deepEqual(readdirSync(h.runsDir).sort(), ['a$(touch${IFS}run-folder-name)', 'evil-pid', 'evil-ray', 'evil-slurm', 'evil-svc', 'stolen-run'], 'a dry run writes no run folder');
+    assert.deepEqual(
+      readdirSync(h.runsDir).sort(),
+      ['a$(touch${IFS}run-folder-name)', 'evil-pid', 'evil-ray', 'evil-slurm', 'evil-svc', 'stolen-run'],
+      'a dry run writes no run folder',
+    );
   });
 
   it('in all: 0 executed, 0 read outside', () => {
-    console.log(`[hostile-workspace] CLI: ${h.attacks.size} attacks tried (${tried.length} commands): ${h.executed().length} executed, ${readOutside.length} read outside`);
+    console.log(
+      `[hostile-workspace] CLI: ${h.attacks.size} attacks tried (${tried.length} commands): ${h.executed().length} executed, ${readOutside.length} read outside`,
+    );
     assert.deepEqual(h.executed(), [], 'attacks whose code ran');
     assert.deepEqual(readOutside, [], 'commands whose output held a file from outside the workspace');
   });

@@ -16,20 +16,24 @@ const TIME = '/usr/bin/time';
 function cliPeak(args: string[], cwd: string): Promise<{ code: number | null; stdout: Buffer; stderr: string; peakMb: number }> {
   const report = join(cwd, `time-${Date.now()}.txt`);
   const withTime = existsSync(TIME);
-  const child = withTime ? spawn(TIME, ['-v', '-o', report, process.execPath, CLI, ...args], { cwd }) : spawn(process.execPath, [CLI, ...args], { cwd });
+  const child = withTime
+    ? spawn(TIME, ['-v', '-o', report, process.execPath, CLI, ...args], { cwd })
+    : spawn(process.execPath, [CLI, ...args], { cwd });
   const out: Buffer[] = [];
   let stderr = '';
   let hwmKb = 0;
   child.stdout.on('data', (d: Buffer) => out.push(d));
   child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
-  const poll = withTime ? undefined : setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
-    } catch {
-      // gone between polls: the last reading stands
-    }
-  }, 20);
+  const poll = withTime
+    ? undefined
+    : setInterval(() => {
+        try {
+          const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+          if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
+        } catch {
+          // gone between polls: the last reading stands
+        }
+      }, 20);
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {
@@ -50,7 +54,8 @@ function writeSamples(file: string, n: number): void {
   try {
     for (let i = 0; i < n; i += 10_000) {
       let block = '';
-      for (let k = i; k < Math.min(n, i + 10_000); k++) block += `{"data_source":"medqa","solution_str":"${k % 3 ? 'A' : 'B'}","ground_truth":"A","extra_info":{"i":${k}}}\n`;
+      for (let k = i; k < Math.min(n, i + 10_000); k++)
+        block += `{"data_source":"medqa","solution_str":"${k % 3 ? 'A' : 'B'}","ground_truth":"A","extra_info":{"i":${k}}}\n`;
       writeSync(fd, block);
     }
   } finally {
@@ -60,7 +65,10 @@ function writeSamples(file: string, n: number): void {
 
 describe('memory: reward run streams', () => {
   const dir = mkdtempSync(join(tmpdir(), 'medrl-memory-'));
-  writeFileSync(join(dir, 'exact.py'), 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 1.0 if solution_str == ground_truth else 0.0\n');
+  writeFileSync(
+    join(dir, 'exact.py'),
+    'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 1.0 if solution_str == ground_truth else 0.0\n',
+  );
 
   it('scores 1,000,000 rows in bounded memory, every result in input order (target < 200 MB RSS)', { timeout: 300_000 }, async () => {
     const N = 1_000_000;
@@ -90,10 +98,17 @@ describe('memory: reward run streams', () => {
     console.log(`[memory] reward run with one 100 MB line: peak RSS ${r.peakMb} MB`);
     assert.equal(r.code, 1, 'a refused line makes it exit 1');
     assert.match(r.stderr, /one-huge-line\.jsonl:2: error: this line is 100\.0 MiB, more than the 8 MiB a sample may take: skipped/);
-    assert.deepEqual(r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l)), [
-      { index: 0, score: 1, detail: null, error: null },
-      { index: 1, score: 0, detail: null, error: null },
-    ]);
+    assert.deepEqual(
+      r.stdout
+        .toString()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+      [
+        { index: 0, score: 1, detail: null, error: null },
+        { index: 1, score: 0, detail: null, error: null },
+      ],
+    );
     assert.ok(r.peakMb < 150, `peak RSS ${r.peakMb} MB`);
   });
 });

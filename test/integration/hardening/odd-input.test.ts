@@ -23,16 +23,27 @@ function medrl(cwd: string, ...args: string[]): Promise<{ code: number; stdout: 
 
 const dir = () => mkdtempSync(join(tmpdir(), 'odd-input-'));
 const verlRow = (q: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ data_source: 'pubmedqa', prompt: [{ role: 'user', content: q }], reward_model: { style: 'rule', ground_truth: 'yes' }, ...extra });
+  JSON.stringify({
+    data_source: 'pubmedqa',
+    prompt: [{ role: 'user', content: q }],
+    reward_model: { style: 'rule', ground_truth: 'yes' },
+    ...extra,
+  });
 
 describe('wrong answers on odd input (the built CLI)', () => {
   it('a JSONL file with a UTF-8 byte order mark keeps its first row', async () => {
     const d = dir();
-    writeFileSync(join(d, 'train.jsonl'), `\uFEFF${verlRow('Is aspirin an NSAID?')}\n${verlRow('Is ibuprofen an opioid?')}\n${verlRow('Is fever a symptom?')}\n`);
+    writeFileSync(
+      join(d, 'train.jsonl'),
+      `\uFEFF${verlRow('Is aspirin an NSAID?')}\n${verlRow('Is ibuprofen an opioid?')}\n${verlRow('Is fever a symptom?')}\n`,
+    );
     const r = await medrl(d, 'dataset', 'inspect', 'train.jsonl', '--json');
     const s = JSON.parse(r.stdout) as { rows: number; rowsOk: number; kind: string; problems: unknown[] };
     console.log(`[odd-input] BOM JSONL: ${s.rowsOk} of ${s.rows} rows read, ${s.problems.length} problem(s)`);
-    assert.deepEqual({ rows: s.rows, rowsOk: s.rowsOk, kind: s.kind, problems: s.problems }, { rows: 3, rowsOk: 3, kind: 'verl-rl', problems: [] });
+    assert.deepEqual(
+      { rows: s.rows, rowsOk: s.rowsOk, kind: s.kind, problems: s.problems },
+      { rows: 3, rowsOk: 3, kind: 'verl-rl', problems: [] },
+    );
     assert.equal(r.code, 0, r.stderr);
     // The same file as JSON (one array) with a BOM is read too.
     writeFileSync(join(d, 'train.json'), `\uFEFF[${verlRow('a')},\n${verlRow('b')}]`);
@@ -43,7 +54,10 @@ describe('wrong answers on odd input (the built CLI)', () => {
   it('CSV: a row after a quoted CRLF (a clinical note from Windows) is reported at its real line, row and line counted from 1', async () => {
     const d = dir();
     // line 1 header; lines 2-3 one row whose note holds a CRLF; line 4 a row; line 5 a row with one field too many.
-    writeFileSync(join(d, 'notes.csv'), 'id,prompt,answer\n1,"Patient notes:\r\nfever 38.9 C",yes\n2,"cough",no\n3,"rash",no,EXTRA\n4,"last",yes\n');
+    writeFileSync(
+      join(d, 'notes.csv'),
+      'id,prompt,answer\n1,"Patient notes:\r\nfever 38.9 C",yes\n2,"cough",no\n3,"rash",no,EXTRA\n4,"last",yes\n',
+    );
     const r = await medrl(d, 'dataset', 'inspect', 'notes.csv');
     const line = r.stdout.split('\n').find((l) => l.includes('Invalid Record Length'));
     console.log(`[odd-input] CSV after a quoted CRLF: ${line}`);
@@ -60,17 +74,28 @@ describe('wrong answers on odd input (the built CLI)', () => {
     const problems = r.stdout.split('\n').filter((l) => l.includes(': error: '));
     console.log(`[odd-input] schema problems:\n  ${problems.join('\n  ')}`);
     assert.equal(r.code, 1);
-    assert.ok(problems.some((l) => /rl\.jsonl:2 \(row 2, data_source\): error: missing$/.test(l)), problems.join('\n'));
-    assert.ok(problems.some((l) => /rl\.jsonl:3 \(row 3, prompt\.0\.role\): error: must be one of system, user, assistant, tool \(got "robot"\)$/.test(l)), problems.join('\n'));
+    assert.ok(
+      problems.some((l) => /rl\.jsonl:2 \(row 2, data_source\): error: missing$/.test(l)),
+      problems.join('\n'),
+    );
+    assert.ok(
+      problems.some((l) =>
+        /rl\.jsonl:3 \(row 3, prompt\.0\.role\): error: must be one of system, user, assistant, tool \(got "robot"\)$/.test(l),
+      ),
+      problems.join('\n'),
+    );
     assert.doesNotMatch(r.stdout, /expected|received|Invalid input/);
   });
 
-  it('medrl episodes shows model output\'s escape codes and never lets them reach the terminal', async () => {
+  it("medrl episodes shows model output's escape codes and never lets them reach the terminal", async () => {
     const d = dir();
     mkdirSync(join(d, 'run', 'rollouts'), { recursive: true });
     // A window title (OSC), clear screen, a colour, and a carriage return that would overwrite the line.
     const output = 'yes \u001b]0;owned\u0007\u001b[2J\u001b[31mred\rforged';
-    writeFileSync(join(d, 'run', 'rollouts', '1.jsonl'), `${JSON.stringify({ input: '<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n', output, score: 1.0, step: 1 })}\n`);
+    writeFileSync(
+      join(d, 'run', 'rollouts', '1.jsonl'),
+      `${JSON.stringify({ input: '<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n', output, score: 1.0, step: 1 })}\n`,
+    );
     const r = await medrl(d, 'episodes', 'run');
     assert.equal(r.code, 0, r.stderr);
     const controls = (r.stdout.match(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g) ?? []).length;
@@ -85,7 +110,10 @@ describe('wrong answers on odd input (the built CLI)', () => {
   it('grad_norm: None (a TRL dict, verl JSONL null, trainer_state null) is reported once with its count and steps, not dropped silently', async () => {
     const d = dir();
     // A dict as the issue's report saw it: a value that is Python's None, printed by repr (transformers' log dict).
-    const log = readFileSync(join(ROOT, 'test/fixtures/metrics/trl-grpo-transformers4.log'), 'utf8').replaceAll("'grad_norm': 0.5", "'grad_norm': None");
+    const log = readFileSync(join(ROOT, 'test/fixtures/metrics/trl-grpo-transformers4.log'), 'utf8').replaceAll(
+      "'grad_norm': 0.5",
+      "'grad_norm': None",
+    );
     writeFileSync(join(d, 'output.log'), log);
     const r = await medrl(d, 'metrics', 'output.log');
     console.log(`[odd-input] metrics: ${r.stderr.trim()}`);
@@ -93,7 +121,12 @@ describe('wrong answers on odd input (the built CLI)', () => {
     assert.match(r.stderr, /output\.log: note: grad_norm: 4 values were None \(steps 5, 10, 15, 20\); not plotted/);
     assert.match(r.stdout, /4 step\(s\)/);
     // verl's file logger (json.dumps: None is null) and a trainer_state.json say the same.
-    writeFileSync(join(d, 'metrics.jsonl'), [1, 2, 3].map((s) => JSON.stringify({ step: s, data: { 'critic/score/mean': 0.5, 'actor/grad_norm': s === 2 ? 1.5 : null } })).join('\n') + '\n');
+    writeFileSync(
+      join(d, 'metrics.jsonl'),
+      [1, 2, 3]
+        .map((s) => JSON.stringify({ step: s, data: { 'critic/score/mean': 0.5, 'actor/grad_norm': s === 2 ? 1.5 : null } }))
+        .join('\n') + '\n',
+    );
     const v = await medrl(d, 'metrics', 'metrics.jsonl');
     assert.match(v.stderr, /metrics\.jsonl: note: actor\/grad_norm: 2 values were None \(steps 1, 3\); not plotted/);
     writeFileSync(join(d, 'trainer_state.json'), JSON.stringify({ log_history: [{ step: 10, loss: 0.1, grad_norm: null }] }));
@@ -115,7 +148,10 @@ describe('wrong answers on odd input (the built CLI)', () => {
 describe('a checkpoint download takes its final name only once its checksum matched', () => {
   /** A real local host whose sha256sum answers only when the test lets it: the window in which the file was exposed. */
   class SlowSumHost extends LocalHost {
-    constructor(private readonly gate: Promise<void>, private readonly lie = false) {
+    constructor(
+      private readonly gate: Promise<void>,
+      private readonly lie = false,
+    ) {
       super();
     }
     override async exec(command: string, opts?: ExecOptions): Promise<ExecResult> {
@@ -133,7 +169,8 @@ describe('a checkpoint download takes its final name only once its checksum matc
     const dest = join(dir(), 'model.safetensors');
     const done = download(new SlowSumHost(new Promise<void>((r) => (open = r))), src, dest);
     // Wait for every byte to be on disk, sha256sum still held back.
-    for (let i = 0; i < 400 && !(existsSync(`${dest}.partial`) && readFileSync(`${dest}.partial`).length === 300_000); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && !(existsSync(`${dest}.partial`) && readFileSync(`${dest}.partial`).length === 300_000); i++)
+      await new Promise((r) => setTimeout(r, 25));
     const exposed = existsSync(dest);
     console.log(`[odd-input] download: final name before the checksum matched: ${exposed}`);
     assert.equal(exposed, false);

@@ -16,9 +16,15 @@ import { defaultSshPaths } from '../../../src/core/remote/ssh-config';
 
 class MemorySecrets implements SecretStore {
   readonly values = new Map<string, string>();
-  async get(k: string) { return this.values.get(k); }
-  async store(k: string, v: string) { this.values.set(k, v); }
-  async delete(k: string) { this.values.delete(k); }
+  async get(k: string) {
+    return this.values.get(k);
+  }
+  async store(k: string, v: string) {
+    this.values.set(k, v);
+  }
+  async delete(k: string) {
+    this.values.delete(k);
+  }
 }
 
 describe('password and keyboard-interactive (2FA) prompts', () => {
@@ -36,7 +42,8 @@ describe('password and keyboard-interactive (2FA) prompts', () => {
       connections.push(client);
       client.on('error', () => undefined);
       client.on('authentication', (ctx) => {
-        if (ctx.method === 'password' && ctx.username === 'pw-user') return ctx.password === password ? ctx.accept() : ctx.reject(['password']);
+        if (ctx.method === 'password' && ctx.username === 'pw-user')
+          return ctx.password === password ? ctx.accept() : ctx.reject(['password']);
         if (ctx.method === 'keyboard-interactive' && ctx.username === 'otp-user') {
           return ctx.prompt([{ prompt: 'Verification code: ', echo: false }], (answers) => {
             codes.push(answers[0] ?? '');
@@ -64,7 +71,8 @@ describe('password and keyboard-interactive (2FA) prompts', () => {
     mkdirSync(join(dir, 'home/.ssh'), { recursive: true });
     const pub = readFileSync(join(dir, 'hostkey.pub'), 'utf8').split(' ').slice(0, 2).join(' ');
     writeFileSync(paths.knownHostsPath, `[127.0.0.1]:${port} ${pub}\n`);
-    const block = (alias: string, user: string) => `Host ${alias}\n  HostName 127.0.0.1\n  Port ${port}\n  User ${user}\n  IdentityAgent none\n`;
+    const block = (alias: string, user: string) =>
+      `Host ${alias}\n  HostName 127.0.0.1\n  Port ${port}\n  User ${user}\n  IdentityAgent none\n`;
     writeFileSync(paths.sshConfigPath, block('pw', 'pw-user') + block('otp', 'otp-user'));
   });
   after(() => {

@@ -25,7 +25,12 @@ describe('medrl hosts / exec against a real sshd (the CLI as a user runs it)', (
   let sshd: SshdFixture;
   let workspace: string;
   const cli = (args: string[], home = sshd.home) =>
-    spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { cwd: workspace, encoding: 'utf8', env: { ...process.env, HOME: home }, timeout: 60_000 });
+    spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], {
+      cwd: workspace,
+      encoding: 'utf8',
+      env: { ...process.env, HOME: home },
+      timeout: 60_000,
+    });
 
   before(async () => {
     sshd = await startSshd();
@@ -68,7 +73,10 @@ describe('medrl hosts / exec against a real sshd (the CLI as a user runs it)', (
     const r = cli(['hosts', 'status', 'gpu', '--json']);
     assert.equal(r.status, 0, r.stderr);
     const s = JSON.parse(r.stdout);
-    assert.deepEqual(s.gpus.map((g: { name: string }) => g.name), ['NVIDIA H200', 'NVIDIA H200']);
+    assert.deepEqual(
+      s.gpus.map((g: { name: string }) => g.name),
+      ['NVIDIA H200', 'NVIDIA H200'],
+    );
     assert.equal(s.processes.length, 2);
     assert.deepEqual(s.activeRuns.sort(), ['a', 'c']);
     assert.equal(s.disk.path, join(sshd.remoteHome, 'medrl-runs'));
@@ -77,7 +85,7 @@ describe('medrl hosts / exec against a real sshd (the CLI as a user runs it)', (
     assert.match(text.stdout, /runs: 2 active of 4: (a, c|c, a)$/m);
   });
 
-  it('medrl hosts check: versions from the host\'s Python, GPU count, and the vLLM 0.8.4 + verl warning (exit 1)', () => {
+  it("medrl hosts check: versions from the host's Python, GPU count, and the vLLM 0.8.4 + verl warning (exit 1)", () => {
     const r = cli(['hosts', 'check', 'gpu', '--json']);
     assert.equal(r.status, 1, r.stderr);
     const c = JSON.parse(r.stdout);
@@ -93,7 +101,10 @@ describe('medrl hosts / exec against a real sshd (the CLI as a user runs it)', (
   it('an unknown host key without a terminal fails with how to add it, and a wrong host name is a usage error', () => {
     const home = mkdtempSync(join(tmpdir(), 'medrl-home-'));
     mkdirSync(join(home, '.ssh'));
-    writeFileSync(join(home, '.ssh/config'), `Host ${sshd.alias}\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User root\n  IdentityFile ${sshd.clientKey}\n`);
+    writeFileSync(
+      join(home, '.ssh/config'),
+      `Host ${sshd.alias}\n  HostName 127.0.0.1\n  Port ${sshd.port}\n  User root\n  IdentityFile ${sshd.clientKey}\n`,
+    );
     const r = cli(['exec', 'gpu', '--', 'true'], home);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /not in known_hosts .*SHA256:.*ssh-keyscan -p \d+ 127\.0\.0\.1/);

@@ -26,7 +26,11 @@ describe('SshHost against a real sshd on loopback', () => {
   });
 
   it('key auth: runs commands with env (quoted export lines), cwd and stdin over one connection', async () => {
-    const r = await host.exec('printf %s "$GREETING"; pwd; cat; echo oops >&2; exit 3', { env: { GREETING: `it's "quoted" $HOME` }, cwd: '~', stdin: 'from stdin' });
+    const r = await host.exec('printf %s "$GREETING"; pwd; cat; echo oops >&2; exit 3', {
+      env: { GREETING: `it's "quoted" $HOME` },
+      cwd: '~',
+      stdin: 'from stdin',
+    });
     assert.equal(r.code, 3);
     assert.equal(r.stdout, `it's "quoted" $HOME${sshd.remoteHome}\nfrom stdin`);
     assert.equal(r.stderr, 'oops\n', 'stderr holds only what the command wrote');
@@ -55,7 +59,10 @@ describe('SshHost against a real sshd on loopback', () => {
 
   it('files: write (parents made), stat, readdir over SFTP, byte ranges of a large file, remove', async () => {
     await host.writeFile('~/runs/r1/run.json', '{"id":"r1"}', { mode: 0o600 });
-    assert.deepEqual((await host.readdir('~/runs/r1')).map((e) => [e.name, e.kind, e.size]), [['run.json', 'file', 11]]);
+    assert.deepEqual(
+      (await host.readdir('~/runs/r1')).map((e) => [e.name, e.kind, e.size]),
+      [['run.json', 'file', 11]],
+    );
     assert.equal((await host.stat('~/runs/r1')).kind, 'directory');
     assert.equal((await host.readFile('~/runs/r1/run.json', { start: 2, end: 4 })).toString(), 'id');
     await assert.rejects(host.readFile('~/runs/nope.txt'), /no such file or folder: ~\/runs\/nope.txt/);
@@ -78,7 +85,11 @@ describe('SshHost against a real sshd on loopback', () => {
     await assert.rejects(host.readFile('~/runs/nope.bin', { start: 0, end: 5_000_000 }), /no such file or folder: ~\/runs\/nope.bin/);
     // Into the caller's buffer (a reader recycling its chunks): a view of it, over SFTP and streamed, short at the end.
     const into = Buffer.alloc(3_000_000, 0xee);
-    for (const [start, end] of [[7, 70_007], [1_000_003, 4_000_003], [24_000_000, 27_000_000]] as const) {
+    for (const [start, end] of [
+      [7, 70_007],
+      [1_000_003, 4_000_003],
+      [24_000_000, 27_000_000],
+    ] as const) {
       const got = await host.readFile('~/big.bin', { start, end, into });
       assert.equal(got.buffer, into.buffer, `range ${start}-${end} read into the given buffer`);
       assert.ok(got.equals(whole.subarray(start, end)), `range ${start}-${end}`);
@@ -94,8 +105,14 @@ describe('SshHost against a real sshd on loopback', () => {
   it('every quick command reports its exit status, even when its whole reply arrives with the exec confirmation', async () => {
     // 400 at once: with a slow listener, ssh2's 'exit' event was missed for ~8% of them and they looked like "exit code null".
     const rs = await Promise.all(Array.from({ length: 400 }, (_, i) => host.exec(`echo ${i}; exit 3`)));
-    assert.deepEqual(rs.filter((r) => r.code !== 3).map((r) => r.code), []);
-    assert.deepEqual(rs.map((r) => r.stdout), rs.map((_, i) => `${i}\n`));
+    assert.deepEqual(
+      rs.filter((r) => r.code !== 3).map((r) => r.code),
+      [],
+    );
+    assert.deepEqual(
+      rs.map((r) => r.stdout),
+      rs.map((_, i) => `${i}\n`),
+    );
   });
 
   it('a timeout kills the whole process group the command started', async () => {
@@ -107,9 +124,11 @@ describe('SshHost against a real sshd on loopback', () => {
     assert.equal(left.stdout.trim(), '', 'no process of the command survives');
   });
 
-  it('batch commands run in the connection\'s long-lived shell: same results, timeouts kill the group, no new session each', async () => {
+  it("batch commands run in the connection's long-lived shell: same results, timeouts kill the group, no new session each", async () => {
     const sessionsBefore = (sshd.log().match(/session_new/g) ?? []).length;
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => host.exec(`echo "$X-${i}"; echo e${i} >&2; exit ${i % 3}`, { batch: true, env: { X: "a'b" } })));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => host.exec(`echo "$X-${i}"; echo e${i} >&2; exit ${i % 3}`, { batch: true, env: { X: "a'b" } })),
+    );
     results.forEach((r, i) => assert.deepEqual([r.stdout, r.stderr, r.code], [`a'b-${i}\n`, `e${i}\n`, i % 3]));
     assert.equal((await host.exec('pwd', { batch: true, cwd: '~/..' })).stdout.trim(), sshd.dir);
     const sessions = (sshd.log().match(/session_new/g) ?? []).length - sessionsBefore;
@@ -143,7 +162,7 @@ describe('SshHost against a real sshd on loopback', () => {
     }
   });
 
-  it('ssh-agent auth: the agent alias has no key file and connects with the agent\'s key', async () => {
+  it("ssh-agent auth: the agent alias has no key file and connects with the agent's key", async () => {
     const h = sshd.makeHost({ alias: `${sshd.alias}-agent` });
     try {
       assert.equal((await h.exec('echo agent')).stdout, 'agent\n');
@@ -173,7 +192,10 @@ describe('SshHost against a real sshd on loopback', () => {
   it('encrypted key with a wrong passphrase fails as "auth needed" after three tries', async () => {
     const prompter = new ScriptedPrompter({ passphrase: 'wrong' });
     const h = sshd.makeHost({ alias: `${sshd.alias}-enc`, prompter });
-    await assert.rejects(h.exec('true'), (err: Error) => err instanceof SshConnectError && err.reason === 'auth' && /wrong passphrase/.test(err.message));
+    await assert.rejects(
+      h.exec('true'),
+      (err: Error) => err instanceof SshConnectError && err.reason === 'auth' && /wrong passphrase/.test(err.message),
+    );
     assert.equal(prompter.asked.length, 3);
     assert.equal(h.state.state, 'auth-needed');
     await h.dispose();
@@ -189,7 +211,12 @@ describe('SshHost against a real sshd on loopback', () => {
       await new Promise((r) => setTimeout(r, 300));
       const t = performance.now();
       assert.ok(sshd.killConnections() > 0);
-      await assert.rejects(running, (err: Error) => err instanceof HostConnectionLostError && /connection lost .*while running `sleep 30`.*the next call reconnects/.test(err.message));
+      await assert.rejects(
+        running,
+        (err: Error) =>
+          err instanceof HostConnectionLostError &&
+          /connection lost .*while running `sleep 30`.*the next call reconnects/.test(err.message),
+      );
       await assert.rejects(read, HostConnectionLostError);
       await assert.rejects(batched, HostConnectionLostError);
       assert.ok(performance.now() - t < 5000, 'the failure is reported at once, not after a timeout');
@@ -221,7 +248,7 @@ describe('host keys against real sshd servers', () => {
     }
   });
 
-  it('a key in GlobalKnownHostsFile is trusted without a question; the user\'s known_hosts is not written', async () => {
+  it("a key in GlobalKnownHostsFile is trusted without a question; the user's known_hosts is not written", async () => {
     const global = join(mkdtempSync(join(tmpdir(), 'medrl-global-kh-')), 'ssh_known_hosts');
     const sshd = await startSshd({ knownHosts: false, aliasConfig: [`GlobalKnownHostsFile ${global}`] });
     try {
@@ -262,7 +289,10 @@ describe('host keys against real sshd servers', () => {
       writeFileSync(sshd.knownHostsPath, '# mine\n');
       const prompter = new ScriptedPrompter({ hostKey: false });
       const h = sshd.makeHost({ prompter });
-      await assert.rejects(h.exec('true'), (err: Error) => err instanceof SshConnectError && err.reason === 'host-key' && /not accepted; not connected/.test(err.message));
+      await assert.rejects(
+        h.exec('true'),
+        (err: Error) => err instanceof SshConnectError && err.reason === 'host-key' && /not accepted; not connected/.test(err.message),
+      );
       assert.equal(prompter.asked.length, 1);
       assert.equal(readFileSync(sshd.knownHostsPath, 'utf8'), '# mine\n');
       assert.doesNotMatch(sshd.log(), /Accepted publickey/, 'no authentication happened');
@@ -320,7 +350,10 @@ describe('host keys against real sshd servers', () => {
     const silentPort = await freePort();
     await new Promise<void>((r) => silent.listen(silentPort, '127.0.0.1', r));
     const closedPort = await freePort();
-    appendFileSync(sshd.sshConfigPath, `Host silent\n  HostName 127.0.0.1\n  Port ${silentPort}\nHost closed\n  HostName 127.0.0.1\n  Port ${closedPort}\n`);
+    appendFileSync(
+      sshd.sshConfigPath,
+      `Host silent\n  HostName 127.0.0.1\n  Port ${silentPort}\nHost closed\n  HostName 127.0.0.1\n  Port ${closedPort}\n`,
+    );
     try {
       const ctx = { ...sshd.context(), connectTimeoutMs: 2000 };
       const h = sshd.makeHost({ alias: 'silent', context: ctx });

@@ -28,14 +28,24 @@ describe('judge client against the stand-in judge server', () => {
       sample('Acute appendicitis', 'appendicitis, acute'),
       sample('Community-acquired pneumonia', 'pulmonary embolism'),
     ]);
-    assert.deepEqual(res.map((r) => [r.index, r.score, r.error]), [[0, 1, null], [1, 0, null]]);
+    assert.deepEqual(
+      res.map((r) => [r.index, r.score, r.error]),
+      [
+        [0, 1, null],
+        [1, 0, null],
+      ],
+    );
     assert.match(res[0]!.raw!, /"label": "correct"/);
     assert.ok(res[0]!.latencyMs >= 100);
   });
 
   it('retries 429 after retry-after, 500, malformed JSON and dropped connections; a lasting failure is reported per sample', async () => {
     const client = new JudgeClient({ name: 'j', url: server.url, model: 'Judger', apiKey: 'k1', maxConcurrency: 8 }, undefined, fast);
-    const judge = { client, template: 'Reference: {ground_truth}\nResponse: {solution_str}\nJSON please', parser: parseScoreSpec('json:score') };
+    const judge = {
+      client,
+      template: 'Reference: {ground_truth}\nResponse: {solution_str}\nJSON please',
+      parser: parseScoreSpec('json:score'),
+    };
     const t0 = Date.now();
     const res = await judgeSamples(judge, [
       sample('sepsis [[standin-fault:429x1]]', 'sepsis'),
@@ -45,8 +55,14 @@ describe('judge client against the stand-in judge server', () => {
       sample('sepsis [[standin-fault:500]]', 'sepsis'),
       sample('sepsis', 'sepsis'),
     ]);
-    assert.deepEqual(res.map((r) => r.score), [1, 1, 1, 1, null, 1]);
-    assert.deepEqual(res.map((r) => r.attempts), [2, 3, 2, 3, 4, 1]);
+    assert.deepEqual(
+      res.map((r) => r.score),
+      [1, 1, 1, 1, null, 1],
+    );
+    assert.deepEqual(
+      res.map((r) => r.attempts),
+      [2, 3, 2, 3, 4, 1],
+    );
     assert.ok(res[0]!.latencyMs >= 600 + 200, `waited retry-after (0.6 s) between two 100 ms calls: ${res[0]!.latencyMs}`);
     assert.match(res[4]!.error!, /^500 Internal server error \(stand-in fault\) \(after 4 attempts\)$/);
     assert.ok(Date.now() - t0 < 5000);
@@ -57,7 +73,10 @@ describe('judge client against the stand-in judge server', () => {
     const before = requests(server);
     const call = await client.chat([{ role: 'user', content: 'x' }]);
     assert.equal(call.attempts, 1);
-    assert.match(call.error!, /401 Incorrect API key provided\. \(set the judge API key: "MedRL: Set Judge API Key", or MEDRL_JUDGE_API_KEY for the CLI\)/);
+    assert.match(
+      call.error!,
+      /401 Incorrect API key provided\. \(set the judge API key: "MedRL: Set Judge API Key", or MEDRL_JUDGE_API_KEY for the CLI\)/,
+    );
     assert.equal(requests(server) - before, 1);
   });
 
@@ -89,7 +108,11 @@ describe('judge client against the stand-in judge server', () => {
     const client = new JudgeClient({ name: 'j', url: server.url, model: 'Judger', apiKey: 'k1', maxConcurrency: 2 }, undefined, fast);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 250);
-    const res = await judgeSamples({ client, template: '{solution_str}', parser: parseScoreSpec('number') }, Array.from({ length: 20 }, (_, i) => sample(`s${i}`, 'x')), { signal: ac.signal });
+    const res = await judgeSamples(
+      { client, template: '{solution_str}', parser: parseScoreSpec('number') },
+      Array.from({ length: 20 }, (_, i) => sample(`s${i}`, 'x')),
+      { signal: ac.signal },
+    );
     assert.equal(res.length, 20);
     assert.ok(res.filter((r) => r.error === 'cancelled').length >= 10);
   });

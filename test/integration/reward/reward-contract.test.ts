@@ -30,14 +30,31 @@ function rows(name: string, list: unknown[]): string {
   return file;
 }
 const verlRow = (gt: unknown, extra: Record<string, unknown> = {}) => ({
-  data_source: 'medqa', prompt: [{ role: 'user', content: `Case ${SECRET}: what is it?` }], ability: 'medical',
-  reward_model: { style: 'rule', ground_truth: gt }, extra_info: { index: 0, question: `Case ${SECRET}`, ...extra },
+  data_source: 'medqa',
+  prompt: [{ role: 'user', content: `Case ${SECRET}: what is it?` }],
+  ability: 'medical',
+  reward_model: { style: 'rule', ground_truth: gt },
+  extra_info: { index: 0, question: `Case ${SECRET}`, ...extra },
 });
-const letters = rows('letters.jsonl', ['A', 'B', 'C', 'D'].map((l) => verlRow(l)));
+const letters = rows(
+  'letters.jsonl',
+  ['A', 'B', 'C', 'D'].map((l) => verlRow(l)),
+);
 
 async function check(s: RunSpec, dataPath: string, more: Partial<ContractInputs> = {}): Promise<Problem[]> {
-  const upload = more.upload ?? await rewardUpload(ws, (s.reward as { path: string }).path, 'spec.yaml');
-  const problems = await checkRewardContract({ host, spec: s, specFile: 'spec.yaml', upload, dataPath, workdir: ws, setup: [], env: {}, secrets: {}, ...more });
+  const upload = more.upload ?? (await rewardUpload(ws, (s.reward as { path: string }).path, 'spec.yaml'));
+  const problems = await checkRewardContract({
+    host,
+    spec: s,
+    specFile: 'spec.yaml',
+    upload,
+    dataPath,
+    workdir: ws,
+    setup: [],
+    env: {},
+    secrets: {},
+    ...more,
+  });
   assert.ok(!JSON.stringify(problems).includes(SECRET), `a problem quotes row text: ${JSON.stringify(problems)}`);
   return problems;
 }
@@ -49,7 +66,10 @@ const errors = (ps: Problem[]) => ps.filter((p) => p.severity === 'error');
 
 describe('reward contract check before submit (real python3, local host)', () => {
   let demo: string;
-  before(async () => { demo = join(ws, 'demo-data'); await writeDemoDatasets(host, join(ROOT, 'demo'), demo); });
+  before(async () => {
+    demo = join(ws, 'demo-data');
+    await writeDemoDatasets(host, join(ROOT, 'demo'), demo);
+  });
 
   it('the seed starters pass on the demo data the product generates (verl parquet)', async () => {
     assert.deepEqual(await check(spec('configs/rewards/multiple_choice_exact.py'), join(demo, 'data/pubmedqa/verl/train.parquet')), []);
@@ -64,7 +84,13 @@ describe('reward contract check before submit (real python3, local host)', () =>
     assert.deepEqual(await check(spec('configs/rewards/medec_error_detection.py'), medec), []);
     const exams = rows('exams.jsonl', [verlRow(['CBC', 'CT abdomen']), verlRow('ECG; troponin'), verlRow([])]);
     assert.deepEqual(await check(spec('configs/rewards/exam_recommendation_f1.py'), exams), []);
-    const ecg = rows('ecg.jsonl', [verlRow('yes'), verlRow('B'), verlRow('ST elevation in leads II, III and aVF'), verlRow('Normal tracing'), verlRow('no', { method: 'rule' })]);
+    const ecg = rows('ecg.jsonl', [
+      verlRow('yes'),
+      verlRow('B'),
+      verlRow('ST elevation in leads II, III and aVF'),
+      verlRow('Normal tracing'),
+      verlRow('no', { method: 'rule' }),
+    ]);
     // Without a judge: the free-text rows cannot be judged, which is a warning, never an error.
     const noJudge = await check(spec('configs/rewards/ecg_qa_hybrid.py'), ecg);
     assert.deepEqual(errors(noJudge), []);
@@ -75,10 +101,12 @@ describe('reward contract check before submit (real python3, local host)', () =>
 
   describe('with the stand-in judge', () => {
     let judge: StandinServer;
-    before(async () => { judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk']); });
+    before(async () => {
+      judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk']);
+    });
     after(() => judge.stop());
 
-    it('judge rewards pass with the run\'s judge env and key; a wrong key is an error; an unreachable judge a warning', async () => {
+    it("judge rewards pass with the run's judge env and key; a wrong key is an error; an unreachable judge a warning", async () => {
       const env = { MEDRL_JUDGE_URL: judge.url, MEDRL_JUDGE_MODEL: 'Judger' };
       const ecg = rows('ecg2.jsonl', [verlRow('yes'), verlRow('ST elevation in leads II, III and aVF'), verlRow('Normal tracing')]);
       assert.deepEqual(await check(spec('configs/rewards/ecg_qa_hybrid.py'), ecg, { env, secrets: { MEDRL_JUDGE_API_KEY: 'jk' } }), []);
@@ -88,68 +116,170 @@ describe('reward contract check before submit (real python3, local host)', () =>
       assert.equal(wrongKey.length, 1);
       assert.equal(wrongKey[0]!.severity, 'error');
       assert.match(wrongKey[0]!.message, /judge refused the request \(HTTP 401\).*API key \(also rows 2\)/);
-      const down = await check(spec('configs/rewards/diagnosis_judge.py'), dx, { env: { MEDRL_JUDGE_URL: 'http://127.0.0.1:9/v1', MEDRL_JUDGE_MODEL: 'J' } });
-      assert.deepEqual(down.map((p) => p.severity), ['warning']);
+      const down = await check(spec('configs/rewards/diagnosis_judge.py'), dx, {
+        env: { MEDRL_JUDGE_URL: 'http://127.0.0.1:9/v1', MEDRL_JUDGE_MODEL: 'J' },
+      });
+      assert.deepEqual(
+        down.map((p) => p.severity),
+        ['warning'],
+      );
       assert.match(down[0]!.message, /did not answer at check time/);
     });
   });
 
   it('refuses what verl would crash on, naming the row and the fix', async () => {
-    const none = await check(spec(fn('none.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    return None if solution_str == "" else 1.0'])), letters);
+    const none = await check(
+      spec(
+        fn('none.py', [
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    return None if solution_str == "" else 1.0',
+        ]),
+      ),
+      letters,
+    );
     assert.equal(none.length, 1);
     assert.deepEqual([none[0]!.file, none[0]!.line, none[0]!.field, none[0]!.severity], [letters, 1, 'row 1', 'error']);
     assert.match(none[0]!.message, /with an empty answer, the reward function returned None: return a float.*\(also rows 2, 3, 4\)/);
 
-    const keys = await check(spec(fn('keys.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    return {"score": 1.0, "pred": solution_str} if solution_str else {"score": 0.0}'])), letters);
+    const keys = await check(
+      spec(
+        fn('keys.py', [
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    return {"score": 1.0, "pred": solution_str} if solution_str else {"score": 0.0}',
+        ]),
+      ),
+      letters,
+    );
     assert.equal(keys.length, 1);
-    assert.match(keys[0]!.message, /returned keys score, but row 1 \(ground truth\) returned pred, score: .*return the same keys for every sample/);
+    assert.match(
+      keys[0]!.message,
+      /returned keys score, but row 1 \(ground truth\) returned pred, score: .*return the same keys for every sample/,
+    );
 
-    const noScore = await check(spec(fn('noscore.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    return {"reward": 1.0}'])), letters);
+    const noScore = await check(
+      spec(
+        fn('noscore.py', [
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    return {"reward": 1.0}',
+        ]),
+      ),
+      letters,
+    );
     assert.match(noScore[0]!.message, /returned a dict without 'score' \(keys: reward\)/);
 
-    const noneValue = await check(spec(fn('nonevalue.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    return {"score": 0.0, "pred": solution_str or None, "hits": [1, 2]}'])), letters);
+    const noneValue = await check(
+      spec(
+        fn('nonevalue.py', [
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    return {"score": 0.0, "pred": solution_str or None, "hits": [1, 2]}',
+        ]),
+      ),
+      letters,
+    );
     assert.deepEqual(noneValue.map((p) => /returned (\w+=\w+)/.exec(p.message)?.[1]).sort(), ['hits=list', 'pred=None']);
 
-    const mixed = await check(spec(fn('mixed.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    return {"score": 1.0} if solution_str else 0.0'])), letters);
+    const mixed = await check(
+      spec(
+        fn('mixed.py', [
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    return {"score": 1.0} if solution_str else 0.0',
+        ]),
+      ),
+      letters,
+    );
     assert.match(mixed[0]!.message, /returned a number, but row 1 \(ground truth\) returned a dict/);
 
-    const types = await check(spec(fn('types.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    return {"score": 1.0, "n": len(solution_str) if solution_str else "none"}'])), letters);
+    const types = await check(
+      spec(
+        fn('types.py', [
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    return {"score": 1.0, "n": len(solution_str) if solution_str else "none"}',
+        ]),
+      ),
+      letters,
+    );
     assert.match(types[0]!.message, /returned n as a string, but row 1 \(ground truth\) returned a number/);
   });
 
   it('refuses signatures the trainer cannot call and a function that does not load', async () => {
-    const noExtra = await check(spec(fn('sig.py', ['def compute_score(data_source, solution_str, ground_truth):', '    return 1.0'])), letters);
+    const noExtra = await check(
+      spec(fn('sig.py', ['def compute_score(data_source, solution_str, ground_truth):', '    return 1.0'])),
+      letters,
+    );
     assert.deepEqual([noExtra[0]!.field, noExtra[0]!.severity], ['reward.function', 'error']);
-    assert.match(noExtra[0]!.message, /does not take extra_info, which verl passes by keyword.*def compute_score\(data_source, solution_str, ground_truth, extra_info=None, \*\*kwargs\)/);
-    const needs = await check(spec(fn('needs.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info, tokenizer, **kw):', '    return 1.0'])), letters);
+    assert.match(
+      noExtra[0]!.message,
+      /does not take extra_info, which verl passes by keyword.*def compute_score\(data_source, solution_str, ground_truth, extra_info=None, \*\*kwargs\)/,
+    );
+    const needs = await check(
+      spec(fn('needs.py', ['def compute_score(data_source, solution_str, ground_truth, extra_info, tokenizer, **kw):', '    return 1.0'])),
+      letters,
+    );
     assert.match(needs[0]!.message, /needs tokenizer, which verl never passes: give it a default/);
-    const trlOnVerl = await check(spec(fn('trlfn.py', ['def rewards(prompts, completions, **kw):', '    return [1.0 for _ in completions]']), 'verl', 'rewards'), letters);
+    const trlOnVerl = await check(
+      spec(fn('trlfn.py', ['def rewards(prompts, completions, **kw):', '    return [1.0 for _ in completions]']), 'verl', 'rewards'),
+      letters,
+    );
     assert.match(trlOnVerl[0]!.message, /is a TRL reward function .* but the spec trains with verl/);
-    const broken = await check(spec(fn('broken.py', ['import no_such_module_here', 'def compute_score(data_source, solution_str, ground_truth, extra_info=None): return 1.0'])), letters);
+    const broken = await check(
+      spec(
+        fn('broken.py', [
+          'import no_such_module_here',
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None): return 1.0',
+        ]),
+      ),
+      letters,
+    );
     assert.deepEqual([broken[0]!.field, broken[0]!.severity], ['reward.path', 'error']);
     assert.match(broken[0]!.message, /ModuleNotFoundError: No module named 'no_such_module_here'/);
   });
 
   it('an exception names its line in the reward file but never its message when that may quote the row', async () => {
-    const p = await check(spec(fn('raises.py', [
-      'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
-      '    if not solution_str:',
-      '        raise ValueError("bad answer for " + extra_info["question"])',
-      '    return float(extra_info["missing_key"])',
-    ])), letters);
+    const p = await check(
+      spec(
+        fn('raises.py', [
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    if not solution_str:',
+          '        raise ValueError("bad answer for " + extra_info["question"])',
+          '    return float(extra_info["missing_key"])',
+        ]),
+      ),
+      letters,
+    );
     assert.equal(p.length, 2);
     assert.match(p[0]!.message, /with the ground truth as the answer, the reward function raised KeyError: 'missing_key' at raises\.py:4/);
     assert.match(p[1]!.message, /with an empty answer, the reward function raised ValueError at raises\.py:3 \(its message is not shown/);
   });
 
   it('a worker that dies on a row, and a row that is not JSON, are errors at the row that never quote it', async () => {
-    const dies = await check(spec(fn('dies.py', ['import os, sys', 'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    if not solution_str:', '        print("dying on", extra_info["question"], file=sys.stderr)', '        os._exit(3)', '    return 1.0'])), letters);
-    assert.deepEqual(dies.map((p) => [p.field, p.severity]), [['row 1', 'error']]);
-    assert.match(dies[0]!.message, /with an empty answer, the reward worker stopped \(exited with code 3\): this would stop the trainer too/);
+    const dies = await check(
+      spec(
+        fn('dies.py', [
+          'import os, sys',
+          'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+          '    if not solution_str:',
+          '        print("dying on", extra_info["question"], file=sys.stderr)',
+          '        os._exit(3)',
+          '    return 1.0',
+        ]),
+      ),
+      letters,
+    );
+    assert.deepEqual(
+      dies.map((p) => [p.field, p.severity]),
+      [['row 1', 'error']],
+    );
+    assert.match(
+      dies[0]!.message,
+      /with an empty answer, the reward worker stopped \(exited with code 3\): this would stop the trainer too/,
+    );
     const broken = join(ws, 'data', 'broken.jsonl');
     writeFileSync(broken, `${JSON.stringify(verlRow('A'))}\n{"data_source": "${SECRET}", oops\n`);
     const p = await check(spec('configs/rewards/multiple_choice_exact.py'), broken);
-    assert.deepEqual(p.map((x) => [x.line, x.field, x.severity]), [[2, 'row 2', 'error']]);
+    assert.deepEqual(
+      p.map((x) => [x.line, x.field, x.severity]),
+      [[2, 'row 2', 'error']],
+    );
     assert.match(p[0]!.message, /^cannot be read as a row/);
   });
 
@@ -158,24 +288,55 @@ describe('reward contract check before submit (real python3, local host)', () =>
       { prompt: [{ role: 'user', content: `Case ${SECRET}` }], solution: 'A' },
       { prompt: [{ role: 'user', content: `Case ${SECRET} again` }], solution: 'B' },
     ]);
-    const ok = fn('trl_ok.py', ['def accuracy(prompts, completions, solution, **kwargs):', '    return [None if not c[0]["content"] else float(c[0]["content"] == s) for c, s in zip(completions, solution)]']);
+    const ok = fn('trl_ok.py', [
+      'def accuracy(prompts, completions, solution, **kwargs):',
+      '    return [None if not c[0]["content"] else float(c[0]["content"] == s) for c, s in zip(completions, solution)]',
+    ]);
     assert.deepEqual(await check(spec(ok, 'trl', 'accuracy'), trlRows), []);
     // TRL's usual input is a folder (--dataset_name): its train file's rows are tried.
     mkdirSync(join(ws, 'data/trl-folder'));
-    writeFileSync(join(ws, 'data/trl-folder/train.jsonl'), JSON.stringify({ prompt: [{ role: 'user', content: `Case ${SECRET}` }] }) + '\n');
+    writeFileSync(
+      join(ws, 'data/trl-folder/train.jsonl'),
+      JSON.stringify({ prompt: [{ role: 'user', content: `Case ${SECRET}` }] }) + '\n',
+    );
     const folder = await check(spec(ok, 'trl', 'accuracy'), join(ws, 'data/trl-folder'));
     assert.equal(folder.length, 1, JSON.stringify(folder));
-    assert.match(folder[0]!.message, /solution/, 'the folder\'s rows were tried: the function needs a column they lack');
-    const dicts = await check(spec(fn('trl_dict.py', ['def accuracy(prompts, completions, **kwargs):', '    return [{"score": 1.0} for _ in completions]']), 'trl', 'accuracy'), trlRows);
+    assert.match(folder[0]!.message, /solution/, "the folder's rows were tried: the function needs a column they lack");
+    const dicts = await check(
+      spec(
+        fn('trl_dict.py', ['def accuracy(prompts, completions, **kwargs):', '    return [{"score": 1.0} for _ in completions]']),
+        'trl',
+        'accuracy',
+      ),
+      trlRows,
+    );
     assert.match(dicts[0]!.message, /returned a dict: TRL puts every reward function's values into a float tensor/);
-    const scalar = await check(spec(fn('trl_scalar.py', ['def accuracy(prompts, completions, **kwargs):', '    return 1.0']), 'trl', 'accuracy'), trlRows);
-    assert.match(scalar[0]!.message, /returned a float: TRL calls it with a batch and needs a list with one float \(or None\) per completion/);
-    const noKw = await check(spec(fn('trl_nokw.py', ['def accuracy(prompts, completions, solution):', '    return [1.0 for _ in completions]']), 'trl', 'accuracy'), trlRows);
+    const scalar = await check(
+      spec(fn('trl_scalar.py', ['def accuracy(prompts, completions, **kwargs):', '    return 1.0']), 'trl', 'accuracy'),
+      trlRows,
+    );
+    assert.match(
+      scalar[0]!.message,
+      /returned a float: TRL calls it with a batch and needs a list with one float \(or None\) per completion/,
+    );
+    const noKw = await check(
+      spec(
+        fn('trl_nokw.py', ['def accuracy(prompts, completions, solution):', '    return [1.0 for _ in completions]']),
+        'trl',
+        'accuracy',
+      ),
+      trlRows,
+    );
     assert.match(noKw[0]!.message, /does not take completion_ids, trainer_state, log_extra, log_metric, which trl passes by keyword/);
   });
 
   it('stays within its time budget and says how far it got; unreadable data is a warning at data.train', async () => {
-    const slow = fn('slow.py', ['import time', 'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):', '    time.sleep(0.6)', '    return 1.0']);
+    const slow = fn('slow.py', [
+      'import time',
+      'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
+      '    time.sleep(0.6)',
+      '    return 1.0',
+    ]);
     const upload = await rewardUpload(ws, slow, 'spec.yaml');
     const t0 = Date.now();
     const p = await check(spec(slow), letters, { budgetMs: 5000, upload });

@@ -15,7 +15,7 @@ const ws = makeWorkspace();
 cpSync(join(ROOT, 'configs/rewards'), join(ws.dir, 'configs/rewards'), { recursive: true });
 const onDemo = { 'data.train': 'data/pubmedqa/verl/train.parquet', 'data.val': 'data/pubmedqa/verl/test.parquet' };
 
-describe('a run carries its reward function\'s local imports, and the contract check guards submit (stand-in verl)', () => {
+describe("a run carries its reward function's local imports, and the contract check guards submit (stand-in verl)", () => {
   let judge: StandinServer;
   before(async () => {
     await writeDemoDatasets(host, join(ROOT, 'demo'), ws.dir);
@@ -23,13 +23,21 @@ describe('a run carries its reward function\'s local imports, and the contract c
   });
   after(() => judge.stop());
 
-  it('ecg_qa_hybrid.py runs with medrl_judge.py and multiple_choice_exact.py uploaded beside it, judged with the run\'s key', async () => {
+  it("ecg_qa_hybrid.py runs with medrl_judge.py and multiple_choice_exact.py uploaded beside it, judged with the run's key", async () => {
     const { spec, text } = adaptExample('local-demo.yaml', ws, { 'reward.path': 'configs/rewards/ecg_qa_hybrid.py', ...onDemo });
     const runEnv = { vars: { MEDRL_JUDGE_URL: judge.url, MEDRL_JUDGE_MODEL: 'Judger' }, secrets: { MEDRL_JUDGE_API_KEY: 'jk' } };
     const req = request(ws, host, spec, text, { runEnv });
     const planned = await planRun(req);
-    assert.deepEqual(planned.problems.filter((p) => /reward/.test(p.message) || p.severity === 'error'), []);
-    assert.deepEqual(Object.keys(planned.run.files).filter((f) => f.startsWith('reward/')).sort(), ['reward/ecg_qa_hybrid.py', 'reward/medrl_judge.py', 'reward/multiple_choice_exact.py']);
+    assert.deepEqual(
+      planned.problems.filter((p) => /reward/.test(p.message) || p.severity === 'error'),
+      [],
+    );
+    assert.deepEqual(
+      Object.keys(planned.run.files)
+        .filter((f) => f.startsWith('reward/'))
+        .sort(),
+      ['reward/ecg_qa_hybrid.py', 'reward/medrl_judge.py', 'reward/multiple_choice_exact.py'],
+    );
     const judged = () => judge.log().match(/POST \/v1\/chat\/completions HTTP\/1.1" 200/g)?.length ?? 0;
     const judgedByCheck = judged();
     assert.ok(judgedByCheck > 0, 'the contract check tried the judge path');
@@ -46,7 +54,10 @@ describe('a run carries its reward function\'s local imports, and the contract c
   });
 
   it('a reward verl would crash on is refused before anything is written, naming the data row and the fix', async () => {
-    writeFileSync(join(ws.dir, 'configs/rewards/returns_none.py'), 'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):\n    return 1.0 if solution_str else None\n');
+    writeFileSync(
+      join(ws.dir, 'configs/rewards/returns_none.py'),
+      'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):\n    return 1.0 if solution_str else None\n',
+    );
     const { spec, text } = adaptExample('local-demo.yaml', ws, { 'reward.path': 'configs/rewards/returns_none.py', ...onDemo });
     const before = readdirSync(ws.runsDir).length;
     await assert.rejects(submitRun(request(ws, host, spec, text)), (err: unknown) => {
@@ -64,7 +75,10 @@ describe('a run carries its reward function\'s local imports, and the contract c
     const { spec, text } = adaptExample('local-demo.yaml', ws, { 'reward.path': '../.ssh/id_ed25519' });
     await assert.rejects(prepareRun(request(ws, host, spec, text)), (err: unknown) => {
       assert.ok(err instanceof LocatedError);
-      assert.deepEqual(err.problems.map((p) => [p.field, p.severity]), [['reward.path', 'error']]);
+      assert.deepEqual(
+        err.problems.map((p) => [p.field, p.severity]),
+        [['reward.path', 'error']],
+      );
       assert.match(err.problems[0]!.message, /^\.\.\/\.ssh\/id_ed25519 is outside the workspace/);
       return true;
     });

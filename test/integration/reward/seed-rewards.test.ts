@@ -13,7 +13,13 @@ const REWARDS = join(ROOT, 'configs/rewards');
 const runners: RewardRunner[] = [];
 after(() => runners.forEach((r) => r.dispose()));
 function fn(file: string, env?: Record<string, string>): RewardRunner {
-  const r = new RewardRunner({ host: new LocalHost(), harnessPath: localHarnessPath(), fnPath: join(REWARDS, file), env, timeoutMs: 20_000 });
+  const r = new RewardRunner({
+    host: new LocalHost(),
+    harnessPath: localHarnessPath(),
+    fnPath: join(REWARDS, file),
+    env,
+    timeoutMs: 20_000,
+  });
   runners.push(r);
   return r;
 }
@@ -28,13 +34,21 @@ function medecRows(): Array<Record<string, string>> {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; }
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(field); field = ''; }
-    else if (c === '\n') { row.push(field.replace(/\r$/, '')); rows.push(row); row = []; field = ''; }
-    else field += c;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n') {
+      row.push(field.replace(/\r$/, ''));
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += c;
   }
   if (field || row.length) rows.push([...row, field]);
   const [header, ...data] = rows;
@@ -43,7 +57,10 @@ function medecRows(): Array<Record<string, string>> {
 
 describe('seed-task reward functions on the real samples', () => {
   it('multiple-choice exact match: 200 PubMedQA questions, right answers 1, wrong ones 0, in three answer styles', async () => {
-    const data = JSON.parse(readFileSync(join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json'), 'utf8')) as Record<string, { LONG_ANSWER: string; final_decision: string }>;
+    const data = JSON.parse(readFileSync(join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json'), 'utf8')) as Record<
+      string,
+      { LONG_ANSWER: string; final_decision: string }
+    >;
     const rows = Object.values(data);
     assert.equal(rows.length, 200);
     const wrong: Record<string, string> = { yes: 'no', no: 'maybe', maybe: 'yes' };
@@ -58,26 +75,41 @@ describe('seed-task reward functions on the real samples', () => {
     });
     const res = await fn('multiple_choice_exact.py').run(samples);
     assert.ok(res.every((r) => r.error === null));
-    assert.deepEqual(res.map((r) => r.score), rows.flatMap(() => [1, 1, 0]));
+    assert.deepEqual(
+      res.map((r) => r.score),
+      rows.flatMap(() => [1, 1, 0]),
+    );
     assert.deepEqual([res[0]!.detail!.format, res[1]!.detail!.format], [1, 0]);
     const letters = await fn('multiple_choice_exact.py').run([
       { data_source: 'medqa', solution_str: 'Reasoning...\nAnswer: (B) Aspirin', ground_truth: 'B' },
       { data_source: 'medqa', solution_str: 'C.', ground_truth: 'B' },
     ]);
-    assert.deepEqual(letters.map((r) => r.score), [1, 0]);
+    assert.deepEqual(
+      letters.map((r) => r.score),
+      [1, 0],
+    );
   });
 
   it('MEDEC error detection: 200 real notes, flag + sentence + correction, both answer forms', async () => {
     const rows = medecRows();
     assert.equal(rows.length, 200);
-    const truth = (r: Record<string, string>) => ({ error_flag: Number(r['Error Flag']), error_sentence_id: Number(r['Error Sentence ID']), corrected_sentence: r['Corrected Sentence'] === 'NA' ? null : r['Corrected Sentence'] });
+    const truth = (r: Record<string, string>) => ({
+      error_flag: Number(r['Error Flag']),
+      error_sentence_id: Number(r['Error Sentence ID']),
+      corrected_sentence: r['Corrected Sentence'] === 'NA' ? null : r['Corrected Sentence'],
+    });
     const samples: RewardSample[] = [];
     const expected: number[] = [];
     for (const r of rows) {
       const gt = truth(r);
       const base = { data_source: 'medec', ground_truth: gt, extra_info: { text_id: r['Text ID'] } };
       if (gt.error_flag === 1) {
-        samples.push({ ...base, solution_str: `Error: yes\nSentence: ${gt.error_sentence_id}\nCorrection: ${gt.corrected_sentence}` }, { ...base, solution_str: `${gt.error_sentence_id} ${gt.corrected_sentence}` }, { ...base, solution_str: 'CORRECT' }, { ...base, solution_str: `Error: yes\nSentence: ${gt.error_sentence_id + 1}\nCorrection: ${r['Error Sentence']}` });
+        samples.push(
+          { ...base, solution_str: `Error: yes\nSentence: ${gt.error_sentence_id}\nCorrection: ${gt.corrected_sentence}` },
+          { ...base, solution_str: `${gt.error_sentence_id} ${gt.corrected_sentence}` },
+          { ...base, solution_str: 'CORRECT' },
+          { ...base, solution_str: `Error: yes\nSentence: ${gt.error_sentence_id + 1}\nCorrection: ${r['Error Sentence']}` },
+        );
         expected.push(1, 1, 0, NaN);
       } else {
         samples.push({ ...base, solution_str: 'CORRECT' }, { ...base, solution_str: 'Error: yes\nSentence: 0\nCorrection: something' });
@@ -85,7 +117,10 @@ describe('seed-task reward functions on the real samples', () => {
       }
     }
     const res = await fn('medec_error_detection.py').run(samples);
-    assert.ok(res.every((r) => r.error === null), res.find((r) => r.error)?.error ?? '');
+    assert.ok(
+      res.every((r) => r.error === null),
+      res.find((r) => r.error)?.error ?? '',
+    );
     res.forEach((r, i) => {
       if (Number.isNaN(expected[i])) {
         // Flagged, wrong sentence, the erroneous sentence as "correction": 0.4 plus partial word overlap, below 0.7.
@@ -98,65 +133,136 @@ describe('seed-task reward functions on the real samples', () => {
     const byRow = new Map(rows.map((r) => [r['Text ID'], r]));
     const converted = samples.map((x) => {
       const r = byRow.get((x.extra_info as { text_id: string }).text_id)!;
-      return { ...x, ground_truth: r['Error Flag'], extra_info: { 'Error Sentence ID': r['Error Sentence ID'], 'Corrected Sentence': r['Corrected Sentence'] } };
+      return {
+        ...x,
+        ground_truth: r['Error Flag'],
+        extra_info: { 'Error Sentence ID': r['Error Sentence ID'], 'Corrected Sentence': r['Corrected Sentence'] },
+      };
     });
-    assert.deepEqual((await fn('medec_error_detection.py').run(converted)).map((r) => r.score), res.map((r) => r.score));
+    assert.deepEqual(
+      (await fn('medec_error_detection.py').run(converted)).map((r) => r.score),
+      res.map((r) => r.score),
+    );
     const tagged = await fn('medec_error_detection.py').run([
-      { data_source: 'medec', solution_str: 'Reasoning.\n<answer>0</answer>', ground_truth: '0', extra_info: { 'Error Sentence ID': '-1', 'Corrected Sentence': 'NA' } },
-      { data_source: 'medec', solution_str: '<answer>1</answer>\nSentence: 2\nCorrection: Give aspirin.', ground_truth: '1', extra_info: { 'Error Sentence ID': '2', 'Corrected Sentence': 'Give aspirin.' } },
+      {
+        data_source: 'medec',
+        solution_str: 'Reasoning.\n<answer>0</answer>',
+        ground_truth: '0',
+        extra_info: { 'Error Sentence ID': '-1', 'Corrected Sentence': 'NA' },
+      },
+      {
+        data_source: 'medec',
+        solution_str: '<answer>1</answer>\nSentence: 2\nCorrection: Give aspirin.',
+        ground_truth: '1',
+        extra_info: { 'Error Sentence ID': '2', 'Corrected Sentence': 'Give aspirin.' },
+      },
     ]);
-    assert.deepEqual(tagged.map((r) => r.score), [1, 1]);
+    assert.deepEqual(
+      tagged.map((r) => r.score),
+      [1, 1],
+    );
     // Every sample has the same keys, none None (verl's validation averages each key over all samples).
-    assert.deepEqual(new Set(res.map((r) => Object.keys(r.detail!).sort().join())), new Set(['correction_f1,format,pred_correction,pred_flag,pred_sentence,score,sentence_ok']));
+    assert.deepEqual(
+      new Set(res.map((r) => Object.keys(r.detail!).sort().join())),
+      new Set(['correction_f1,format,pred_correction,pred_flag,pred_sentence,score,sentence_ok']),
+    );
     assert.ok(res.every((r) => Object.values(r.detail!).every((v) => v !== null)));
   });
 
   it('examination recommendation set F1 (hand-written fictional cases), with abbreviations and list styles', async () => {
     const res = await fn('exam_recommendation_f1.py').run([
-      { data_source: 'diagagent', solution_str: 'Reasoning.\n<exams>CBC; CT abdomen; urinalysis</exams>', ground_truth: ['Complete blood count', 'Computed tomography abdomen', 'Urinalysis'] },
-      { data_source: 'diagagent', solution_str: 'Recommended examinations:\n1. ECG\n2. Troponin\n3. Chest X-ray\n4. D-dimer', ground_truth: 'electrocardiogram; troponin' },
+      {
+        data_source: 'diagagent',
+        solution_str: 'Reasoning.\n<exams>CBC; CT abdomen; urinalysis</exams>',
+        ground_truth: ['Complete blood count', 'Computed tomography abdomen', 'Urinalysis'],
+      },
+      {
+        data_source: 'diagagent',
+        solution_str: 'Recommended examinations:\n1. ECG\n2. Troponin\n3. Chest X-ray\n4. D-dimer',
+        ground_truth: 'electrocardiogram; troponin',
+      },
       { data_source: 'diagagent', solution_str: 'No tests needed.', ground_truth: ['troponin'] },
     ]);
-    assert.deepEqual(res.map((r) => r.score), [1, 2 * 0.5 * 1 / 1.5, 0]);
+    assert.deepEqual(
+      res.map((r) => r.score),
+      [1, (2 * 0.5 * 1) / 1.5, 0],
+    );
     // Joined strings, not lists: verl makes every extra key an array and averages it (lists of different lengths crash it).
     assert.equal(res[1]!.detail!.extra, 'chest x ray; d dimer');
   });
 
   describe('with the stand-in judge', () => {
     let judge: StandinServer;
-    before(async () => { judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk', '--latency-ms', '20', '--retry-after', '0.1']); });
+    before(async () => {
+      judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk', '--latency-ms', '20', '--retry-after', '0.1']);
+    });
     after(() => judge.stop());
     const env = () => ({ MEDRL_JUDGE_URL: judge.url, MEDRL_JUDGE_MODEL: 'Judger', MEDRL_JUDGE_API_KEY: 'jk' });
 
     it('diagnosis judged by an LLM: matches, mismatches, retries a 429, and says when no judge is set', async () => {
       const res = await fn('diagnosis_judge.py', env()).run([
-        { data_source: 'diagagent', solution_str: 'The picture fits.\nFinal diagnosis: acute appendicitis', ground_truth: 'Acute appendicitis' },
-        { data_source: 'diagagent', solution_str: '<diagnosis>Community-acquired pneumonia</diagnosis>', ground_truth: 'Pulmonary embolism' },
+        {
+          data_source: 'diagagent',
+          solution_str: 'The picture fits.\nFinal diagnosis: acute appendicitis',
+          ground_truth: 'Acute appendicitis',
+        },
+        {
+          data_source: 'diagagent',
+          solution_str: '<diagnosis>Community-acquired pneumonia</diagnosis>',
+          ground_truth: 'Pulmonary embolism',
+        },
         { data_source: 'diagagent', solution_str: '<diagnosis>gout [[standin-fault:429x1]]</diagnosis>', ground_truth: 'gout' },
         { data_source: 'diagagent', solution_str: '', ground_truth: 'gout' },
       ]);
-      assert.deepEqual(res.map((r) => [r.score, r.error]), [[1, null], [0, null], [1, null], [0, null]]);
+      assert.deepEqual(
+        res.map((r) => [r.score, r.error]),
+        [
+          [1, null],
+          [0, null],
+          [1, null],
+          [0, null],
+        ],
+      );
       assert.match(String(res[0]!.detail!.judge_raw), /"label": "correct"/);
-      const noJudge = await fn('diagnosis_judge.py').run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
+      const noJudge = await fn('diagnosis_judge.py').run([
+        { data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' },
+      ]);
       assert.match(noJudge[0]!.error!, /RuntimeError: MEDRL_JUDGE_URL is not set/);
-      const noModel = await fn('diagnosis_judge.py', { MEDRL_JUDGE_URL: judge.url }).run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
+      const noModel = await fn('diagnosis_judge.py', { MEDRL_JUDGE_URL: judge.url }).run([
+        { data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' },
+      ]);
       assert.match(noModel[0]!.error!, /RuntimeError: MEDRL_JUDGE_MODEL is not set/);
-      const wrongKey = await fn('diagnosis_judge.py', { ...env(), MEDRL_JUDGE_API_KEY: 'bad' }).run([{ data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' }]);
+      const wrongKey = await fn('diagnosis_judge.py', { ...env(), MEDRL_JUDGE_API_KEY: 'bad' }).run([
+        { data_source: 'd', solution_str: 'Final diagnosis: gout', ground_truth: 'gout' },
+      ]);
       assert.match(wrongKey[0]!.error!, /judge HTTP 401.*\(check MEDRL_JUDGE_API_KEY\)/);
-      assert.deepEqual(res.map((r) => Object.keys(r.detail!).sort().join()), Array(4).fill('judge_ok,judge_raw,pred,score'));
+      assert.deepEqual(
+        res.map((r) => Object.keys(r.detail!).sort().join()),
+        Array(4).fill('judge_ok,judge_raw,pred,score'),
+      );
     });
 
     it('ECG QA: closed answers by rule, free text by rule + judge (0-10), method from extra_info', async () => {
       const ref = 'ST elevation in leads II, III and aVF: inferior STEMI';
       const res = await fn('ecg_qa_hybrid.py', env()).run([
         { data_source: 'ecg_expert_qa', solution_str: 'Reasoning...\n<answer>yes</answer>', ground_truth: 'yes' },
-        { data_source: 'ecg_expert_qa', solution_str: 'There is ST elevation in leads II, III and aVF, an inferior STEMI.', ground_truth: ref },
+        {
+          data_source: 'ecg_expert_qa',
+          solution_str: 'There is ST elevation in leads II, III and aVF, an inferior STEMI.',
+          ground_truth: ref,
+        },
         { data_source: 'ecg_expert_qa', solution_str: 'Normal sinus rhythm.', ground_truth: ref },
         { data_source: 'ecg_expert_qa', solution_str: 'Normal sinus rhythm.', ground_truth: ref, extra_info: { method: 'rule' } },
       ]);
-      assert.ok(res.every((r) => r.error === null), res.map((r) => r.error).join(' | '));
+      assert.ok(
+        res.every((r) => r.error === null),
+        res.map((r) => r.error).join(' | '),
+      );
       // Every sample has the same keys, none None (verl's validation averages each key over all samples).
-      assert.deepEqual(res.map((r) => Object.keys(r.detail!).sort().join()), Array(4).fill('judge,judge_raw,judge_used,rule,rule_used,score'));
+      assert.deepEqual(
+        res.map((r) => Object.keys(r.detail!).sort().join()),
+        Array(4).fill('judge,judge_raw,judge_used,rule,rule_used,score'),
+      );
       assert.deepEqual([res[0]!.score, res[0]!.detail!.judge, res[0]!.detail!.judge_used], [1, 0, 0]);
       assert.equal(res[1]!.detail!.rule, 1);
       assert.ok((res[1]!.detail!.judge as number) >= 0.5 && res[1]!.score! >= 0.75);

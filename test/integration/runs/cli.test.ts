@@ -14,7 +14,11 @@ async function medrl(cwd: string, ...args: string[]): Promise<{ code: number; st
   return medrlWithEnv(cwd, {}, ...args);
 }
 
-async function medrlWithEnv(cwd: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function medrlWithEnv(
+  cwd: string,
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const r = await run(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env } });
     return { code: 0, ...r };
@@ -67,7 +71,10 @@ describe('medrl submit / runs / logs / cancel (the built CLI, each call its own 
   it('a spec with schema errors is refused with file:line (field) and exit code 1', async () => {
     const ws = makeWorkspace();
     writeFileSync(join(ws.dir, 'medrl.yaml'), `version: 1\nhosts:\n  local:\n    runsDir: ${ws.runsDir}\n`);
-    writeFileSync(join(ws.dir, 'bad.yaml'), 'name: x\nframework: verl\nalgorithm: grpo\nmodel: m\ndata: {train: t.parquet}\nrollout: {n: 0}\n');
+    writeFileSync(
+      join(ws.dir, 'bad.yaml'),
+      'name: x\nframework: verl\nalgorithm: grpo\nmodel: m\ndata: {train: t.parquet}\nrollout: {n: 0}\n',
+    );
     const r = await medrl(ws.dir, 'submit', 'bad.yaml');
     assert.equal(r.code, 1);
     assert.match(r.stderr, /bad\.yaml:6:\d+ \(rollout\.n\): error:/);
@@ -95,7 +102,10 @@ describe('medrl submit / runs / logs / cancel (the built CLI, each call its own 
     const logs = await medrl(ws.dir, 'logs', record.id, '--follow');
     // The secrets are in the job's environment from the start (setup lines run first); the judge's URL is in launch.sh.
     assert.match(logs.stdout, /^medrl-test key=13 hf=9$/m);
-    assert.match(readFileSync(join(record.dir, 'launch.sh'), 'utf8'), /^export MEDRL_JUDGE_URL=http:\/\/127\.0\.0\.1:8082\/v1\nexport MEDRL_JUDGE_MODEL=Judger$/m);
+    assert.match(
+      readFileSync(join(record.dir, 'launch.sh'), 'utf8'),
+      /^export MEDRL_JUDGE_URL=http:\/\/127\.0\.0\.1:8082\/v1\nexport MEDRL_JUDGE_MODEL=Judger$/m,
+    );
     for (const f of readdirSync(record.dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())) {
       assert.ok(!readFileSync(join(f.parentPath, f.name), 'utf8').includes(secret), `${f.name} holds no key`);
     }

@@ -30,25 +30,44 @@ describe('runs on the local host with the stand-in trainers (detached processes)
       assert.equal(done.state, 'succeeded', done.logTail);
       assert.equal(done.exitCode, 0);
       const files = readdirSync(record.dir);
-      for (const f of ['spec.yaml', 'launch.sh', 'run.json', 'output.log', 'exit_code']) assert.ok(files.includes(f), `${f} in ${files.join(', ')}`);
+      for (const f of ['spec.yaml', 'launch.sh', 'run.json', 'output.log', 'exit_code'])
+        assert.ok(files.includes(f), `${f} in ${files.join(', ')}`);
       assert.equal(readFileSync(join(record.dir, 'spec.yaml'), 'utf8'), text, 'the spec as submitted');
       const log = readFileSync(join(record.dir, 'output.log'), 'utf8');
       assert.match(log.split('\n')[0]!, /stand-in/, 'the first log line says it is a stand-in');
       if (spec.framework === 'verl') {
         assert.equal(done.progress.step, 4, 'last step read from the log tail');
         assert.match(log, /^\(TaskRunner pid=\d+, ip=[\d.]+\) step:4 - /m);
-        const metrics = readFileSync(join(record.dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; data: Record<string, number> });
-        assert.deepEqual(metrics.map((m) => m.step), [0, 1, 2, 3, 4]);
+        const metrics = readFileSync(join(record.dir, 'metrics.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { step: number; data: Record<string, number> });
+        assert.deepEqual(
+          metrics.map((m) => m.step),
+          [0, 1, 2, 3, 4],
+        );
         assert.equal(typeof metrics[1]!.data['critic/score/mean'], 'number');
-        const rollouts = readFileSync(join(record.dir, 'rollouts/1.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { input: string; score: number; pred: string });
+        const rollouts = readFileSync(join(record.dir, 'rollouts/1.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { input: string; score: number; pred: string });
         const n = spec.rollout?.n ?? 1;
         assert.equal(rollouts.length % n, 0);
         // As verl dumps them: a GRPO group is the n lines with one input, reordered by balance_batch; no special tokens.
         const perInput = new Map<string, number>();
         for (const r of rollouts) perInput.set(r.input, (perInput.get(r.input) ?? 0) + 1);
-        assert.ok([...perInput.values()].every((c) => c % n === 0), 'each prompt has n responses');
-        assert.ok(rollouts.every((r) => !r.input.includes('<|im_start|>') && /^user\n/m.test(r.input)), 'decoded without special tokens, role words kept');
-        assert.ok(rollouts.every((r) => typeof r.pred === 'string'), 'the real reward function ran: its extra keys are in the dump');
+        assert.ok(
+          [...perInput.values()].every((c) => c % n === 0),
+          'each prompt has n responses',
+        );
+        assert.ok(
+          rollouts.every((r) => !r.input.includes('<|im_start|>') && /^user\n/m.test(r.input)),
+          'decoded without special tokens, role words kept',
+        );
+        assert.ok(
+          rollouts.every((r) => typeof r.pred === 'string'),
+          'the real reward function ran: its extra keys are in the dump',
+        );
         assert.ok(existsSync(join(record.dir, 'validation/0.jsonl')));
         if (spec.overrides?.['trainer.save_freq'] !== undefined) {
           assert.equal(readFileSync(join(record.dir, 'checkpoints/latest_checkpointed_iteration.txt'), 'utf8'), '4');
@@ -58,16 +77,25 @@ describe('runs on the local host with the stand-in trainers (detached processes)
         assert.match(log, /^\{'loss': '[\d.]+', /m, 'TRL dict log lines, transformers 5 style');
         assert.match(log, /Writing model shards: 100%\|█+\| 1\/1 /, 'each save draws its bar');
         assert.ok(existsSync(join(record.dir, 'output/config.json')), 'the final model in output/');
-        const state = JSON.parse(readFileSync(join(record.dir, 'output/checkpoint-4/trainer_state.json'), 'utf8')) as { global_step: number; log_history: { step: number }[] };
+        const state = JSON.parse(readFileSync(join(record.dir, 'output/checkpoint-4/trainer_state.json'), 'utf8')) as {
+          global_step: number;
+          log_history: { step: number }[];
+        };
         assert.equal(state.global_step, 4);
-        assert.deepEqual(state.log_history.map((h) => h.step), [1, 2, 3, 4]);
+        assert.deepEqual(
+          state.log_history.map((h) => h.step),
+          [1, 2, 3, 4],
+        );
       }
     });
   }
 
-  it('a crash is a failed run with the trainer\'s exit code', async () => {
+  it("a crash is a failed run with the trainer's exit code", async () => {
     const ws = makeWorkspace();
-    const { spec, text } = adaptExample('local-demo.yaml', ws, { 'env.MEDRL_STANDIN_CRASH_AT_STEP': '2', 'env.MEDRL_STANDIN_EXIT_CODE': '3' });
+    const { spec, text } = adaptExample('local-demo.yaml', ws, {
+      'env.MEDRL_STANDIN_CRASH_AT_STEP': '2',
+      'env.MEDRL_STANDIN_EXIT_CODE': '3',
+    });
     const { record } = await submitRun(request(ws, host, spec, text));
     const done = await waitForState(host, ws.runsDir, record.id, ['failed', 'succeeded', 'lost']);
     assert.equal(done.state, 'failed');
@@ -98,7 +126,10 @@ describe('runs on the local host with the stand-in trainers (detached processes)
     const ws = makeWorkspace();
     const { spec, text } = adaptExample('local-demo.yaml', ws);
     const now = new Date();
-    const [a, b] = await Promise.all([submitRun(request(ws, host, spec, text, { now })), submitRun(request(ws, host, spec, text, { now }))]);
+    const [a, b] = await Promise.all([
+      submitRun(request(ws, host, spec, text, { now })),
+      submitRun(request(ws, host, spec, text, { now })),
+    ]);
     assert.notEqual(a.record.id, b.record.id);
     assert.equal(readdirSync(ws.runsDir).length, 2);
     await waitForState(host, ws.runsDir, a.record.id, ['succeeded']);
@@ -109,7 +140,10 @@ describe('runs on the local host with the stand-in trainers (detached processes)
     const ws = makeWorkspace();
     const { spec, text } = adaptExample('local-demo.yaml', ws, { 'data.train': 'data/nope.parquet', 'resources.gpusPerNode': 2 });
     const noStandins = { ...ws.hostConfig, setup: [] };
-    const err = await submitRun(request(ws, host, spec, text, { hostConfig: noStandins })).then(() => undefined, (e: unknown) => e);
+    const err = await submitRun(request(ws, host, spec, text, { hostConfig: noStandins })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof LocatedError, String(err));
     const fields = err.problems.map((p) => p.field).sort();
     assert.deepEqual(fields, ['data.train', 'framework', 'resources.gpusPerNode']);
@@ -123,7 +157,10 @@ describe('runs on the local host with the stand-in trainers (detached processes)
     const secret = `sk-${Date.now()}-'quoted' $(not run)`;
     const runEnv = { vars: { MEDRL_JUDGE_URL: 'http://127.0.0.1:8082/v1' }, secrets: { MEDRL_JUDGE_API_KEY: secret } };
     const digest = createHash('sha256').update(secret).digest('hex');
-    writeFileSync(join(ws.dir, 'configs/rewards/multiple_choice_exact.py'), `import hashlib, os\nassert hashlib.sha256(os.environ["MEDRL_JUDGE_API_KEY"].encode()).hexdigest() == "${digest}"\nassert os.environ["MEDRL_JUDGE_URL"].startswith("http")\n${readFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), 'utf8')}`);
+    writeFileSync(
+      join(ws.dir, 'configs/rewards/multiple_choice_exact.py'),
+      `import hashlib, os\nassert hashlib.sha256(os.environ["MEDRL_JUDGE_API_KEY"].encode()).hexdigest() == "${digest}"\nassert os.environ["MEDRL_JUDGE_URL"].startswith("http")\n${readFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), 'utf8')}`,
+    );
     const { record } = await submitRun(request(ws, host, spec, text, { runEnv }));
     const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost']);
     assert.equal(done.state, 'succeeded', done.logTail);
@@ -136,10 +173,16 @@ describe('runs on the local host with the stand-in trainers (detached processes)
     const { spec, text } = adaptExample('local-demo.yaml', ws, { 'env.MEDRL_STANDIN_STEP_SECONDS': '0.3' });
     const { record } = await submitRun(request(ws, host, spec, text));
     const lines: string[] = [];
-    const until = async () => ['succeeded', 'failed', 'lost', 'cancelled'].includes((await listRuns(host, ws.runsDir)).runs.find((r) => r.record.id === record.id)!.state);
+    const until = async () =>
+      ['succeeded', 'failed', 'lost', 'cancelled'].includes(
+        (await listRuns(host, ws.runsDir)).runs.find((r) => r.record.id === record.id)!.state,
+      );
     for await (const line of followLog(host, record.dir, { until, pollMs: 100 })) lines.push(line);
     assert.match(lines[0]!, /stand-in/);
-    assert.ok(lines.some((l) => /step:4 - /.test(l)), 'the last step arrived while following');
+    assert.ok(
+      lines.some((l) => /step:4 - /.test(l)),
+      'the last step arrived while following',
+    );
     assert.equal(lines.join('\n') + '\n', readFileSync(join(record.dir, 'output.log'), 'utf8'), 'every line exactly once');
   });
 

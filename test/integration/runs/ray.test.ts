@@ -42,7 +42,10 @@ describe('the ray scheduler against the stand-in ray job CLI', () => {
 
   it('a failing job is failed with its exit code; ray job stop cancels', async () => {
     const ws = makeWorkspace();
-    const crash = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'env.MEDRL_STANDIN_CRASH_AT_STEP': '1', 'env.MEDRL_STANDIN_EXIT_CODE': '7' });
+    const crash = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, {
+      'env.MEDRL_STANDIN_CRASH_AT_STEP': '1',
+      'env.MEDRL_STANDIN_EXIT_CODE': '7',
+    });
     const a = (await submitRun(request(ws, host, crash.spec, crash.text))).record;
     const failed = await waitForState(host, ws.runsDir, a.id, ['failed', 'succeeded', 'lost']);
     assert.equal(failed.state, 'failed');
@@ -58,7 +61,10 @@ describe('the ray scheduler against the stand-in ray job CLI', () => {
   it('API keys cannot reach a Ray job without a file or a command line: the submit is refused and leaves no run', async () => {
     const ws = makeWorkspace();
     const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws);
-    await assert.rejects(submitRun(request(ws, host, spec, text, { runEnv: { vars: {}, secrets: { MEDRL_JUDGE_API_KEY: 'k' } } })), /cannot pass API keys/);
+    await assert.rejects(
+      submitRun(request(ws, host, spec, text, { runEnv: { vars: {}, secrets: { MEDRL_JUDGE_API_KEY: 'k' } } })),
+      /cannot pass API keys/,
+    );
     assert.deepEqual(existsSync(ws.runsDir) ? readdirSync(ws.runsDir) : [], []);
   });
 
@@ -68,7 +74,21 @@ describe('the ray scheduler against the stand-in ray job CLI', () => {
     // What a hostile repository can put under a runsDir its medrl.yaml names: run.json saying ray, and a setup.sh.
     const dir = join(ws.runsDir, 'evil-run');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({ id: 'evil-run', name: 'x', kind: 'train', framework: 'verl', algorithm: 'grpo', host: 'local', scheduler: 'ray', created: new Date().toISOString(), dir, jobId: 'evil-run' }));
+    writeFileSync(
+      join(dir, 'run.json'),
+      JSON.stringify({
+        id: 'evil-run',
+        name: 'x',
+        kind: 'train',
+        framework: 'verl',
+        algorithm: 'grpo',
+        host: 'local',
+        scheduler: 'ray',
+        created: new Date().toISOString(),
+        dir,
+        jobId: 'evil-run',
+      }),
+    );
     writeFileSync(join(dir, 'setup.sh'), `touch ${canary}\nray() { touch ${canary}; }\n`);
     const run = (await listRuns(host, ws.runsDir)).runs.find((r) => r.record.id === 'evil-run');
     assert.equal(run?.state, 'lost');

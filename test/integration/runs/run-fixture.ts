@@ -15,7 +15,10 @@ export const ROOT = join(__dirname, '../../..');
 export const STANDINS = join(ROOT, 'standins');
 
 /** The host setup that puts the stand-in trainers first (as the demo's local host does). */
-export const STANDIN_SETUP = [`export PATH=${shellQuote(join(STANDINS, 'bin'))}:"$PATH"`, `export PYTHONPATH=${shellQuote(STANDINS)}\${PYTHONPATH:+:$PYTHONPATH}`];
+export const STANDIN_SETUP = [
+  `export PATH=${shellQuote(join(STANDINS, 'bin'))}:"$PATH"`,
+  `export PYTHONPATH=${shellQuote(STANDINS)}\${PYTHONPATH:+:$PYTHONPATH}`,
+];
 
 /** PubMedQA-shaped verl rows (a few real questions' shape), as JSONL beside a parquet file the stand-in cannot read. */
 const ROWS = [
@@ -23,7 +26,13 @@ const ROWS = [
   ['Is there a correlation between bone density and periodontal disease in postmenopausal women?', 'maybe'],
   ['Does hormone therapy reduce the risk of colon cancer?', 'no'],
   ['Is the Charlson index associated with 1-year mortality after hip fracture?', 'yes'],
-].map(([q, a], i) => ({ data_source: 'pubmedqa', prompt: [{ role: 'user', content: q }], ability: 'medical', reward_model: { style: 'rule', ground_truth: a }, extra_info: { split: 'train', index: i } }));
+].map(([q, a], i) => ({
+  data_source: 'pubmedqa',
+  prompt: [{ role: 'user', content: q }],
+  ability: 'medical',
+  reward_model: { style: 'rule', ground_truth: a },
+  extra_info: { split: 'train', index: i },
+}));
 
 export interface Workspace {
   dir: string;
@@ -41,17 +50,41 @@ export function makeWorkspace(runsDir?: string): Workspace {
     writeFileSync(join(dir, `data/${stem}.parquet`), 'PAR1 stand-in test file, rows in the sibling JSONL PAR1');
     writeFileSync(join(dir, `data/${stem}.jsonl`), jsonl);
   }
-  writeFileSync(join(dir, 'data/sft.json'), JSON.stringify(ROWS.map((r) => ({ question: r.prompt[0]!.content, answer: r.reward_model.ground_truth }))));
+  writeFileSync(
+    join(dir, 'data/sft.json'),
+    JSON.stringify(ROWS.map((r) => ({ question: r.prompt[0]!.content, answer: r.reward_model.ground_truth }))),
+  );
   // TRL rows as `medrl dataset convert` writes them: what each trl command reads (the TRL stand-in refuses other rows).
   mkdirSync(join(dir, 'data/trl'));
-  const trlRows = (f: (r: (typeof ROWS)[number], answer: string) => object) => ROWS.map((r) => JSON.stringify(f(r, String(r.reward_model.ground_truth)))).join('\n') + '\n';
-  writeFileSync(join(dir, 'data/trl/sft.jsonl'), trlRows((r, a) => ({ prompt: r.prompt, completion: [{ role: 'assistant', content: a }] })));
-  writeFileSync(join(dir, 'data/trl/grpo.jsonl'), trlRows((r, a) => ({ prompt: r.prompt, solution: a })));
-  writeFileSync(join(dir, 'data/trl/dpo.jsonl'), trlRows((r, a) => ({ prompt: r.prompt, chosen: [{ role: 'assistant', content: a }], rejected: [{ role: 'assistant', content: 'I cannot tell.' }] })));
+  const trlRows = (f: (r: (typeof ROWS)[number], answer: string) => object) =>
+    ROWS.map((r) => JSON.stringify(f(r, String(r.reward_model.ground_truth)))).join('\n') + '\n';
+  writeFileSync(
+    join(dir, 'data/trl/sft.jsonl'),
+    trlRows((r, a) => ({ prompt: r.prompt, completion: [{ role: 'assistant', content: a }] })),
+  );
+  writeFileSync(
+    join(dir, 'data/trl/grpo.jsonl'),
+    trlRows((r, a) => ({ prompt: r.prompt, solution: a })),
+  );
+  writeFileSync(
+    join(dir, 'data/trl/dpo.jsonl'),
+    trlRows((r, a) => ({
+      prompt: r.prompt,
+      chosen: [{ role: 'assistant', content: a }],
+      rejected: [{ role: 'assistant', content: 'I cannot tell.' }],
+    })),
+  );
   copyFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), join(dir, 'configs/rewards/multiple_choice_exact.py'));
-  writeFileSync(join(dir, 'configs/rewards/trl_exact.py'), 'def exact(prompts, completions, solution, **kwargs):\n    return [1.0 if s in c[0]["content"] else 0.0 for c, s in zip(completions, solution)]\n');
+  writeFileSync(
+    join(dir, 'configs/rewards/trl_exact.py'),
+    'def exact(prompts, completions, solution, **kwargs):\n    return [1.0 if s in c[0]["content"] else 0.0 for c, s in zip(completions, solution)]\n',
+  );
   const runs = runsDir ?? join(dir, 'runs');
-  return { dir, runsDir: runs, hostConfig: { name: 'local', kind: 'local', runsDir: runs, setup: STANDIN_SETUP, env: {}, scheduler: 'ssh' } };
+  return {
+    dir,
+    runsDir: runs,
+    hostConfig: { name: 'local', kind: 'local', runsDir: runs, setup: STANDIN_SETUP, env: {}, scheduler: 'ssh' },
+  };
 }
 
 /**
@@ -70,7 +103,8 @@ export function adaptExample(file: string, ws: Workspace, changes: Record<string
   // TRL logs every 10 steps by default; the stand-in runs 4.
   if (framework === 'trl' && !doc.hasIn(['overrides', 'logging_steps'])) doc.setIn(['overrides', 'logging_steps'], 1);
   if (doc.hasIn(['data', 'val'])) doc.setIn(['data', 'val'], 'data/test.parquet');
-  if (doc.hasIn(['reward', 'path'])) doc.setIn(['reward', 'path'], framework === 'trl' ? 'configs/rewards/trl_exact.py' : 'configs/rewards/multiple_choice_exact.py');
+  if (doc.hasIn(['reward', 'path']))
+    doc.setIn(['reward', 'path'], framework === 'trl' ? 'configs/rewards/trl_exact.py' : 'configs/rewards/multiple_choice_exact.py');
   if (doc.hasIn(['reward', 'function']) && framework === 'trl') doc.setIn(['reward', 'function'], 'exact');
   // A base model given as a path must exist on the host (the checks look): a folder in the workspace stands in for it.
   if (/^(\/|~|\.\.?\/)/.test(String(doc.get('model')))) {
@@ -87,7 +121,15 @@ export function adaptExample(file: string, ws: Workspace, changes: Record<string
 }
 
 export function request(ws: Workspace, host: Host, spec: RunSpec, text: string, extra: Partial<SubmitRequest> = {}): SubmitRequest {
-  return { spec, specText: text, specFile: join(ws.dir, 'configs/spec.yaml'), workspaceRoot: ws.dir, host, hostConfig: ws.hostConfig, ...extra };
+  return {
+    spec,
+    specText: text,
+    specFile: join(ws.dir, 'configs/spec.yaml'),
+    workspaceRoot: ws.dir,
+    host,
+    hostConfig: ws.hostConfig,
+    ...extra,
+  };
 }
 
 /** Polls the listing (one round trip each time) until the run is in one of the states. */
@@ -97,7 +139,10 @@ export async function waitForState(host: Host, runsDir: string, id: string, stat
   for (;;) {
     last = (await listRuns(host, runsDir)).runs.find((r) => r.record.id === id);
     if (last && states.includes(last.state)) return last;
-    if (Date.now() > deadline) throw new Error(`run ${id} did not reach ${states.join('|')} in ${timeoutMs} ms: ${JSON.stringify(last && { state: last.state, reason: last.reason, tail: last.logTail.slice(-1500) })}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `run ${id} did not reach ${states.join('|')} in ${timeoutMs} ms: ${JSON.stringify(last && { state: last.state, reason: last.reason, tail: last.logTail.slice(-1500) })}`,
+      );
     await new Promise((r) => setTimeout(r, 150));
   }
 }

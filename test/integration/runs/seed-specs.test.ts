@@ -11,7 +11,18 @@ import { ROOT } from './run-fixture';
  * trainer, GPUs and scheduler are not here. Anything else (a trainer key verl or TRL would refuse, a missing reward file,
  * a reward that breaks the trainer's contract) is a defect of the shipped spec.
  */
-const NEEDS_THE_SEED = new Set(['data.train', 'data.val', 'model', 'workdir', 'setup', 'framework', 'resources.gpusPerNode', 'scheduler', 'entry.script', 'entry.accelerateConfig']);
+const NEEDS_THE_SEED = new Set([
+  'data.train',
+  'data.val',
+  'model',
+  'workdir',
+  'setup',
+  'framework',
+  'resources.gpusPerNode',
+  'scheduler',
+  'entry.script',
+  'entry.accelerateConfig',
+]);
 
 const specs = readdirSync(join(ROOT, 'configs')).filter((f) => f.endsWith('.yaml'));
 
@@ -19,7 +30,10 @@ describe('every shipped run spec dry-runs to a launch script a real trainer acce
   const ws = mkdtempSync(join(tmpdir(), 'medrl-seed-specs-'));
   cpSync(join(ROOT, 'configs'), join(ws, 'configs'), { recursive: true });
   // The DiagAgent spec puts its two model servers on nodes of their own: a workspace of that project names them.
-  writeFileSync(join(ws, 'medrl.yaml'), `version: 1\nhosts:\n  local:\n    runsDir: ${join(ws, 'runs')}\n  gpu-node-2: {}\n  gpu-node-3: {}\ndefaults:\n  host: local\n`);
+  writeFileSync(
+    join(ws, 'medrl.yaml'),
+    `version: 1\nhosts:\n  local:\n    runsDir: ${join(ws, 'runs')}\n  gpu-node-2: {}\n  gpu-node-3: {}\ndefaults:\n  host: local\n`,
+  );
 
   for (const file of specs) {
     it(file, async () => {

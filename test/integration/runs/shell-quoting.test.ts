@@ -18,13 +18,50 @@ const canary = join(root, 'canary');
 // A fake python3 that records what it was given: every argument, the working directory and the run's name.
 const bin = join(root, 'bin');
 mkdirSync(bin);
-writeFileSync(join(bin, 'python3'), `#!/bin/sh\n{ printf '%s\\0' "$PWD" "$MEDRL_RUN_NAME" "$MEDRL_TEST_VALUE"; printf '%s\\0' "$@"; } > "$MEDRL_OUT"\n`);
+writeFileSync(
+  join(bin, 'python3'),
+  `#!/bin/sh\n{ printf '%s\\0' "$PWD" "$MEDRL_RUN_NAME" "$MEDRL_TEST_VALUE"; printf '%s\\0' "$@"; } > "$MEDRL_OUT"\n`,
+);
 chmodSync(join(bin, 'python3'), 0o755);
 
 const hostile = fc
   .oneof(
     fc.string({ unit: 'grapheme', minLength: 1 }),
-    fc.string({ unit: fc.constantFrom("'", '"', '$', '(', ')', '`', '\\', ';', '|', '&', '\n', ' ', '*', '?', '~', '#', '!', '{', '}', '<', '>', '[', ']', ',', '=', 'a', 'é', '🩺', `$(touch ${canary})`, `\`touch ${canary}\``), minLength: 1 }),
+    fc.string({
+      unit: fc.constantFrom(
+        "'",
+        '"',
+        '$',
+        '(',
+        ')',
+        '`',
+        '\\',
+        ';',
+        '|',
+        '&',
+        '\n',
+        ' ',
+        '*',
+        '?',
+        '~',
+        '#',
+        '!',
+        '{',
+        '}',
+        '<',
+        '>',
+        '[',
+        ']',
+        ',',
+        '=',
+        'a',
+        'é',
+        '🩺',
+        `$(touch ${canary})`,
+        `\`touch ${canary}\``,
+      ),
+      minLength: 1,
+    }),
   )
   .filter((s) => !s.includes('\0'));
 
@@ -33,15 +70,38 @@ let transportRetries = 0;
 
 /** Random names, workdirs, override and env values through launch.sh run by `host`: each arrives byte-identical. */
 async function checkQuoting(host: Host, numRuns: number): Promise<void> {
-    await fc.assert(
-      fc.asyncProperty(hostile, hostile.filter((s) => !s.includes('/') && Buffer.byteLength(s) < 200 && s !== '.' && s !== '..'), fc.array(hostile, { minLength: 1, maxLength: 5 }), hostile, async (name, folder, values, envValue) => {
+  await fc.assert(
+    fc.asyncProperty(
+      hostile,
+      hostile.filter((s) => !s.includes('/') && Buffer.byteLength(s) < 200 && s !== '.' && s !== '..'),
+      fc.array(hostile, { minLength: 1, maxLength: 5 }),
+      hostile,
+      async (name, folder, values, envValue) => {
         const dir = join(root, `run-${n++}`);
         const workdir = join(dir, folder);
         mkdirSync(workdir, { recursive: true });
         const overrides = Object.fromEntries(values.map((v, i) => [`trainer.custom_${i}`, v]));
-        const spec = { name, framework: 'verl', algorithm: 'grpo', model: 'Qwen/Qwen2.5-0.5B-Instruct', data: { train: join(workdir, 'train.parquet') }, reward: { model: 'rm' }, overrides, env: { MEDRL_TEST_VALUE: envValue } } as unknown as RunSpec;
+        const spec = {
+          name,
+          framework: 'verl',
+          algorithm: 'grpo',
+          model: 'Qwen/Qwen2.5-0.5B-Instruct',
+          data: { train: join(workdir, 'train.parquet') },
+          reward: { model: 'rm' },
+          overrides,
+          env: { MEDRL_TEST_VALUE: envValue },
+        } as unknown as RunSpec;
         const command = verlTrainer.command({ spec, id: 'quoting-run', dir, dirs: { home: root, workdir } });
-        const script = renderLaunchScript({ id: 'quoting-run', name, dir, workdir, setup: [`export PATH=${shellQuote(bin)}:"$PATH"`], env: spec.env!, command, summary: 'quoting test' });
+        const script = renderLaunchScript({
+          id: 'quoting-run',
+          name,
+          dir,
+          workdir,
+          setup: [`export PATH=${shellQuote(bin)}:"$PATH"`],
+          env: spec.env!,
+          command,
+          summary: 'quoting test',
+        });
         writeFileSync(join(dir, 'launch.sh'), script);
         const out = join(dir, 'argv');
         let r = await host.exec(`bash ${shellQuote(join(dir, 'launch.sh'))}`, { env: { MEDRL_OUT: out } });
@@ -54,11 +114,21 @@ async function checkQuoting(host: Host, numRuns: number): Promise<void> {
         assert.equal(r.code, 0, `${host.name}: exit ${r.code}: ${r.stderr}`);
         const got = readFileSync(out, 'utf8').split('\0').slice(0, -1);
         assert.deepEqual(got, [workdir, name, envValue, ...command.argv.slice(1)]);
-        for (const [i, v] of values.entries()) assert.ok(got.includes(`trainer.custom_${i}=${v}`), 'override values pass through untouched');
-      }),
-      { numRuns, reporter: (out) => { if (out.failed) throw new Error(`${out.counterexample ? JSON.stringify(out.counterexample) : ''}: ${out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance)}`); } },
-    );
-    assert.equal(existsSync(canary), false, 'no command substitution ran');
+        for (const [i, v] of values.entries())
+          assert.ok(got.includes(`trainer.custom_${i}=${v}`), 'override values pass through untouched');
+      },
+    ),
+    {
+      numRuns,
+      reporter: (out) => {
+        if (out.failed)
+          throw new Error(
+            `${out.counterexample ? JSON.stringify(out.counterexample) : ''}: ${out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance)}`,
+          );
+      },
+    },
+  );
+  assert.equal(existsSync(canary), false, 'no command substitution ran');
 }
 
 describe('shell quoting of run names, paths and override values through a real shell', () => {

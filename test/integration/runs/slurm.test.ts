@@ -19,7 +19,11 @@ describe('the slurm scheduler on a real single-node Slurm', () => {
 
   it('the doctor SFT spec is submitted with sbatch, queued or running in squeue, and succeeds', async () => {
     const ws = makeWorkspace();
-    const { spec, text } = adaptExample('doctor-trl-sft.yaml', ws, { 'resources.partition': 'debug', 'resources.time': '00:10:00', 'env.MEDRL_STANDIN_STEP_SECONDS': '0.3' });
+    const { spec, text } = adaptExample('doctor-trl-sft.yaml', ws, {
+      'resources.partition': 'debug',
+      'resources.time': '00:10:00',
+      'env.MEDRL_STANDIN_STEP_SECONDS': '0.3',
+    });
     assert.equal(spec.scheduler, 'slurm');
     const { record } = await submitRun(request(ws, host, spec, text));
     assert.match(record.jobId ?? '', /^\d+$/);
@@ -35,7 +39,11 @@ describe('the slurm scheduler on a real single-node Slurm', () => {
 
   it('a failing job is failed with its exit code; scancel cancels', async () => {
     const ws = makeWorkspace();
-    const crash = adaptExample('doctor-trl-grpo.yaml', ws, { 'resources.partition': 'debug', 'env.MEDRL_STANDIN_CRASH_AT_STEP': '2', 'env.MEDRL_STANDIN_EXIT_CODE': '5' });
+    const crash = adaptExample('doctor-trl-grpo.yaml', ws, {
+      'resources.partition': 'debug',
+      'env.MEDRL_STANDIN_CRASH_AT_STEP': '2',
+      'env.MEDRL_STANDIN_EXIT_CODE': '5',
+    });
     const a = (await submitRun(request(ws, host, crash.spec, crash.text))).record;
     const failed = await waitForState(host, ws.runsDir, a.id, ['failed', 'succeeded', 'lost'], 60_000);
     assert.equal(failed.state, 'failed', failed.reason);
@@ -48,7 +56,7 @@ describe('the slurm scheduler on a real single-node Slurm', () => {
     assert.equal(cancelled.state, 'cancelled');
   });
 
-  it('sbatch --test-only accepts the generated scripts: one node, and verl\'s Ray cluster and TRL\'s srun over two nodes (run here on the one node there is)', async () => {
+  it("sbatch --test-only accepts the generated scripts: one node, and verl's Ray cluster and TRL's srun over two nodes (run here on the one node there is)", async () => {
     const ws = makeWorkspace();
     const dir = mkdtempSync(join(tmpdir(), 'medrl-sbatch-'));
     const cases: [string, Record<string, unknown>][] = [
@@ -74,13 +82,24 @@ describe('the slurm scheduler on a real single-node Slurm', () => {
     }
   });
 
-  it('a two-node TRL job runs launch.sh once per task through srun, with its rank and the head\'s address (two tasks on the one node here)', async () => {
+  it("a two-node TRL job runs launch.sh once per task through srun, with its rank and the head's address (two tasks on the one node here)", async () => {
     const ws = makeWorkspace();
     mkdirSync(join(ws.dir, 'scripts'));
-    writeFileSync(join(ws.dir, 'scripts/train.py'), 'import os, sys\nprint("train.py ran with", " ".join(sys.argv[1:3]), "key", len(os.environ.get("MEDRL_JUDGE_API_KEY", "")), flush=True)\n');
+    writeFileSync(
+      join(ws.dir, 'scripts/train.py'),
+      'import os, sys\nprint("train.py ran with", " ".join(sys.argv[1:3]), "key", len(os.environ.get("MEDRL_JUDGE_API_KEY", "")), flush=True)\n',
+    );
     const text = [
-      'name: two-node-trl', 'framework: trl', 'algorithm: sft', 'host: local', 'scheduler: slurm', 'model: Qwen/Qwen2.5-0.5B', 'data: { train: data/sft.json }',
-      'entry: { script: scripts/train.py }', 'resources: { nodes: 2, gpusPerNode: 0, partition: debug, time: "00:05:00" }', '',
+      'name: two-node-trl',
+      'framework: trl',
+      'algorithm: sft',
+      'host: local',
+      'scheduler: slurm',
+      'model: Qwen/Qwen2.5-0.5B',
+      'data: { train: data/sft.json }',
+      'entry: { script: scripts/train.py }',
+      'resources: { nodes: 2, gpusPerNode: 0, partition: debug, time: "00:05:00" }',
+      '',
     ].join('\n');
     const spec = parseRunSpec(text, 'two-node.yaml').spec!;
     const run = await prepareRun(request(ws, host, spec, text));
@@ -89,7 +108,11 @@ describe('the slurm scheduler on a real single-node Slurm', () => {
     for (const [name, content] of Object.entries(run.files)) await host.writeFile(join(run.dir, name), content, { mode: 0o755 });
     // Two tasks on one node stand for two nodes with one task each (the script ranks tasks by SLURM_PROCID); the key
     // reaches every task through sbatch's environment.
-    execFileSync('sbatch', ['--nodes=1', '--ntasks-per-node=2', `--output=${join(run.dir, 'slurm-%j.out')}`, join(run.dir, RUN_FILES.sbatch)], { env: { ...process.env, MEDRL_JUDGE_API_KEY: 'k3y' }, encoding: 'utf8' });
+    execFileSync(
+      'sbatch',
+      ['--nodes=1', '--ntasks-per-node=2', `--output=${join(run.dir, 'slurm-%j.out')}`, join(run.dir, RUN_FILES.sbatch)],
+      { env: { ...process.env, MEDRL_JUDGE_API_KEY: 'k3y' }, encoding: 'utf8' },
+    );
     const deadline = Date.now() + 60_000;
     while (!existsSync(join(run.dir, RUN_FILES.exitCode))) {
       if (Date.now() > deadline) throw new Error(`no exit_code after 60 s\n${cluster.logs()}`);
@@ -104,5 +127,4 @@ describe('the slurm scheduler on a real single-node Slurm', () => {
     for (const log of [node0, node1]) assert.match(log, /train\.py ran with .* key 3$/m);
     assert.match(slurmOut(), /^medrl: nodes \S+; head \S+ \(/m);
   });
-
 });

@@ -17,7 +17,15 @@ describe('runs on an SSH host (a real sshd on loopback) with the stand-in traine
     sshd = await startSshd();
     host = sshd.makeHost({ name: 'loopback' });
     ws = makeWorkspace('~/.medrl/runs');
-    ws.hostConfig = { name: 'loopback', kind: 'ssh', sshAlias: sshd.alias, runsDir: '~/.medrl/runs', setup: STANDIN_SETUP, env: {}, scheduler: 'ssh' };
+    ws.hostConfig = {
+      name: 'loopback',
+      kind: 'ssh',
+      sshAlias: sshd.alias,
+      runsDir: '~/.medrl/runs',
+      setup: STANDIN_SETUP,
+      env: {},
+      scheduler: 'ssh',
+    };
   });
   after(async () => {
     await host.dispose();
@@ -25,13 +33,20 @@ describe('runs on an SSH host (a real sshd on loopback) with the stand-in traine
   });
 
   it('a run survives its SSH connection dropping mid-run; after reconnecting it is found succeeded, also by a second client', async () => {
-    const { spec, text } = adaptExample('local-demo.yaml', ws, { workdir: ws.dir, 'env.MEDRL_STANDIN_STEP_SECONDS': '0.5', 'env.MEDRL_STANDIN_STEPS': '6' });
+    const { spec, text } = adaptExample('local-demo.yaml', ws, {
+      workdir: ws.dir,
+      'env.MEDRL_STANDIN_STEP_SECONDS': '0.5',
+      'env.MEDRL_STANDIN_STEPS': '6',
+    });
     const { record } = await submitRun(request(ws, host, spec, text));
     assert.ok(record.dir.startsWith(sshd.remoteHome), `${record.dir} is under the remote home`);
     await waitForState(host, '~/.medrl/runs', record.id, ['running']);
     assert.ok(sshd.killConnections() > 0, 'the SSH connection was dropped');
     // The call that meets the dropped connection says so (the tree shows the host unreachable); the next one reconnects.
-    await listRuns(host, '~/.medrl/runs').then(() => undefined, (err: unknown) => assert.match(String(err), /connection lost/));
+    await listRuns(host, '~/.medrl/runs').then(
+      () => undefined,
+      (err: unknown) => assert.match(String(err), /connection lost/),
+    );
     const done = await waitForState(host, '~/.medrl/runs', record.id, ['succeeded', 'failed', 'lost'], 60_000);
     assert.equal(done.state, 'succeeded', done.reason);
     assert.equal(done.progress.step, 6);
@@ -49,7 +64,11 @@ describe('runs on an SSH host (a real sshd on loopback) with the stand-in traine
   });
 
   it('fails with an exit code, is cancelled, and a killed job is lost, over SSH', async () => {
-    const crash = adaptExample('medec-selfplay-verl.yaml', ws, { workdir: ws.dir, 'env.MEDRL_STANDIN_CRASH_AT_STEP': '2', 'env.MEDRL_STANDIN_EXIT_CODE': '4' });
+    const crash = adaptExample('medec-selfplay-verl.yaml', ws, {
+      workdir: ws.dir,
+      'env.MEDRL_STANDIN_CRASH_AT_STEP': '2',
+      'env.MEDRL_STANDIN_EXIT_CODE': '4',
+    });
     const a = (await submitRun(request(ws, host, crash.spec, crash.text))).record;
     const failed = await waitForState(host, '~/.medrl/runs', a.id, ['failed', 'succeeded', 'lost']);
     assert.deepEqual([failed.state, failed.exitCode], ['failed', 4]);
