@@ -1,29 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { main } from '../../src/cli/main';
+import { run as runCli } from './run-cli';
 
 const FIX = join(__dirname, '../fixtures/metrics');
 
-async function run(argv: string[]) {
-  let out = '';
-  let err = '';
-  const stdout = new Writable({
-    write(c, _e, cb) {
-      out += String(c);
-      cb();
-    },
-  });
-  const stderr = new Writable({
-    write(c, _e, cb) {
-      err += String(c);
-      cb();
-    },
-  });
-  const code = await main(argv, { stdout, stderr, cwd: FIX });
-  return { code, out, err };
-}
+const run = (argv: string[]) => runCli(argv, FIX);
 
 describe('medrl metrics', () => {
   it('--json: one object per step, in step order; a resumed run keeps the later values', async () => {

@@ -24,13 +24,14 @@ export interface SubmitRequestInput {
  */
 export async function submitRequest(i: SubmitRequestInput): Promise<SubmitRequest> {
   const hostName = i.host ?? i.spec.host ?? i.config.defaults.host;
-  const hostConfig = findHost(i.config, hostName);
+  const hosts = workspaceHosts(i.config);
+  const hostConfig = findHost(hosts, hostName);
   const run = { host: hostName, scheduler: i.spec.scheduler ?? hostConfig.scheduler };
   const runEnv = await resolveRunEnv({
     spec: i.spec,
     specFile: i.specFile,
     config: i.config,
-    hosts: workspaceHosts(i.config),
+    hosts,
     pool: i.pool,
     run,
     secrets: i.secrets,

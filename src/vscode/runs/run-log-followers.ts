@@ -28,6 +28,7 @@ export class RunLogFollowers implements vscode.Disposable {
     // The host first: a run whose host cannot be reached leaves no empty channel behind.
     const runsDir = findHost(this.state.requireConfig(), run.host).runsDir;
     const host = await this.pool.get(run.host);
+    // A second click while the host was connecting: the first one's channel is there now.
     if (this.followers.has(key)) return this.followers.get(key)!.channel.show(true);
     const channel = vscode.window.createOutputChannel(`MedRL Run: ${run.record.name} (${run.host})`);
     const abort = new AbortController();

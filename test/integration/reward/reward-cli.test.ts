@@ -3,32 +3,17 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { main } from '../../../src/cli/main';
+import { run as runCli } from '../../cli/run-cli';
 import { startStandinServer, type StandinServer } from '../fixtures/openai-standin';
 
 const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '../../..');
 
+/** The CLI in-process with `env` added to the environment for the call (the judge's API key, as a user's shell has it). */
 async function run(argv: string[], cwd: string, env: Record<string, string> = {}) {
-  let out = '';
-  let err = '';
-  const stdout = new Writable({
-    write(c, _e, cb) {
-      out += String(c);
-      cb();
-    },
-  });
-  const stderr = new Writable({
-    write(c, _e, cb) {
-      err += String(c);
-      cb();
-    },
-  });
   const saved = { ...process.env };
   Object.assign(process.env, env);
   try {
-    const code = await main(argv, { stdout, stderr, cwd });
-    return { code, out, err };
+    return await runCli(argv, cwd);
   } finally {
     for (const k of Object.keys(env))
       if (saved[k] === undefined) delete process.env[k];
