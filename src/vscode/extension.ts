@@ -3,7 +3,7 @@ import { Ctx } from './ctx';
 import { registerCommands, type CommandTable, type Deps } from './deps';
 import { WorkspaceConfigState } from './config/workspace-config-state';
 import { CONFIG_COMMANDS } from './config/config-commands';
-import { DEMO_COMMANDS } from './demo/demo-commands';
+import { DEMO_COMMANDS, openWalkthroughInDemo } from './demo/demo-commands';
 import { HostsTree } from './hosts/hosts-tree';
 import { createHostPool } from './hosts/host-pool';
 import { HOST_COMMANDS } from './hosts/host-commands';
@@ -40,6 +40,7 @@ export function activate(extension: vscode.ExtensionContext): void {
   const deps = createDeps(ctx);
   for (const table of FEATURE_COMMANDS) registerCommands(deps, table);
   registerRewardCodeLens(deps);
+  openWalkthroughInDemo(ctx);
   const log = ctx.log;
   // medrl.yaml is read after activate returns, so activation stays fast; the views fill in when it is loaded.
   deps.state.reload().catch((err: unknown) => log.error(`reading medrl.yaml: ${errorMessage(err)}`));

@@ -13,10 +13,10 @@ export interface MessageNode {
 /**
  * What a view shows at its root in an untrusted workspace:
  * - 'content': its usual nodes (they need no host); the nodes that would reach a host show an untrustedNode instead;
- * - 'welcome': nothing, so the view's welcome text (package.json viewsWelcome) shows;
- * - a label: one node with that label that opens Manage Workspace Trust.
+ * - 'welcome': nothing, so the view's welcome text (package.json viewsWelcome, `!isWorkspaceTrusted`) says what trust
+ *   unlocks, with a button that opens Manage Workspace Trust.
  */
-export type WhenUntrusted = 'content' | 'welcome' | { label: string };
+export type WhenUntrusted = 'content' | 'welcome';
 
 /**
  * The one gate in front of every MedRL view's root: while medrl.yaml is invalid, the node that opens its problems; in an
@@ -26,15 +26,15 @@ export function treeGate(state: WorkspaceConfigState, whenUntrusted: WhenUntrust
   const problem = configProblemItem(state);
   if (problem) return [{ kind: 'message', item: problem }];
   if (vscode.workspace.isTrusted || whenUntrusted === 'content') return undefined;
-  if (whenUntrusted === 'welcome') return [];
-  return [untrustedNode(whenUntrusted.label, { icon: 'workspace-untrusted', manage: true })];
+  return [];
 }
 
-/** The node shown where a view would reach a host in an untrusted workspace. */
-export function untrustedNode(label: string, opts: { icon: string; description?: string; manage?: boolean }): MessageNode {
+/** The node shown where a view would reach a host in an untrusted workspace; a click opens Manage Workspace Trust. */
+export function untrustedNode(label: string, opts: { icon: string; description?: string }): MessageNode {
   const item = messageItem(label, opts.icon);
   if (opts.description !== undefined) item.description = opts.description;
-  if (opts.manage) item.command = { command: 'workbench.trust.manage', title: 'Manage Workspace Trust' };
+  item.tooltip = 'This folder is in Restricted Mode: MedRL Studio reaches no host and runs nothing here. Click to manage workspace trust.';
+  item.command = { command: 'workbench.trust.manage', title: 'Manage Workspace Trust' };
   return { kind: 'message', item };
 }
 

@@ -4,8 +4,11 @@ import { join, relative } from 'node:path';
 import { parseDocument } from 'yaml';
 import { shellQuote } from '../remote/shell-quote';
 
-/** Marks a folder made by createDemo, so a later call may refresh it but never overwrites a user's folder. */
-const DEMO_MARKER = '.medrl-demo';
+/**
+ * Marks a folder made by createDemo, so a later call may refresh it but never overwrites a user's folder; the extension
+ * opens its walkthrough in a folder that has it.
+ */
+export const DEMO_MARKER = '.medrl-demo';
 
 interface DemoResult {
   dir: string;

@@ -39,7 +39,7 @@ export class CheckpointsTree implements vscode.TreeDataProvider<CheckpointsNode>
 
   async getChildren(element?: CheckpointsNode): Promise<CheckpointsNode[]> {
     if (!element) {
-      const gate = treeGate(this.state, { label: 'Trust this workspace to list checkpoints on its hosts' });
+      const gate = treeGate(this.state, 'welcome');
       if (gate) return gate;
       const hosts = await Promise.all(workspaceHosts(this.state.config).map((host) => this.hostNode(host)));
       // Nothing anywhere: the view's welcome text explains where checkpoints come from.

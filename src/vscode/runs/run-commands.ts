@@ -86,7 +86,8 @@ async function submitText(deps: Deps, uri: vscode.Uri, spec: RunSpec, text: stri
 /** Submits the spec in the editor (saved first); its problems, if any, go to the Problems panel instead. */
 export function submitRunCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
-    const doc = await runSpecDocument(arg);
+    const doc = await runSpecDocument(arg, deps.state);
+    if (!doc) return;
     if (doc.isDirty) await doc.save();
     const loaded = deps.runSpecs.load(doc);
     if (!loaded) {
@@ -102,7 +103,8 @@ export function previewLaunchScriptCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
     // Preparing a run reads the spec's files and asks its host (medrl.yaml's) what the trainer is.
     requireTrust('Previewing launch scripts');
-    const doc = await runSpecDocument(arg);
+    const doc = await runSpecDocument(arg, deps.state);
+    if (!doc) return;
     const loaded = deps.runSpecs.load(doc);
     if (!loaded) throw new Error(`${vscode.workspace.asRelativePath(doc.uri)} has problems (see the Problems panel)`);
     const run = await prepareRun(await requestFor(deps, doc.uri, loaded.spec, loaded.text));

@@ -132,7 +132,8 @@ export function startServicesFromSpecCommand(deps: Deps) {
   return async (uri?: vscode.Uri): Promise<void> => {
     requireTrust();
     const { state } = deps;
-    const doc = await runSpecDocument(uri);
+    const doc = await runSpecDocument(uri, state);
+    if (!doc) return;
     const spec = loadYamlWithSchema(doc.getText(), runSpecSchema, vscode.workspace.asRelativePath(doc.uri));
     const hosts = workspaceHosts(state.config);
     const runHost = findHost(hosts, spec.host ?? state.config?.defaults.host ?? LOCAL_HOST, 'host');

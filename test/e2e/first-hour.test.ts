@@ -1,0 +1,117 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runCommand, screenshot } from './harness/code-server';
+import { playgroundFrame } from './harness/playground-frame';
+
+/** The README's and the walkthrough's pictures: taken here, on the demo, so they show the product as it is. */
+const IMAGES = join(ROOT, 'docs/images');
+
+async function picture(page: Page, name: string): Promise<void> {
+  const file = await screenshot(page, `first-hour-${name}`);
+  mkdirSync(IMAGES, { recursive: true });
+  copyFileSync(file, join(IMAGES, `${name}.png`));
+}
+
+/** The newest webview's page (code-server puts each webview in an iframe with the page in an inner #active-frame). */
+function newestWebview(page: Page) {
+  return page.frameLocator('iframe.webview.ready >> nth=-1').frameLocator('#active-frame');
+}
+
+/** A quick pick's row, clicked as a user does. */
+async function pick(page: Page, text: string | RegExp): Promise<void> {
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ timeout: 30_000 });
+  await row.click();
+}
+
+/** A step of the walkthrough: its title expands it; its button runs the step's command. */
+async function walkthroughButton(page: Page, step: string, button: string): Promise<Locator> {
+  const walkthrough = page.locator('.gettingStartedContainer');
+  await walkthrough.locator('button.getting-started-step:visible', { hasText: step }).first().click();
+  const b = walkthrough
+    .locator('button.getting-started-step.expanded .button-container a.monaco-button:visible', { hasText: button })
+    .first();
+  await b.waitFor({ timeout: 10_000 });
+  return b;
+}
+
+describe('the first hour: a new user walks the demo from a fresh profile, workspace trust on', () => {
+  // The demo's own settings (what scripts/demo.sh gives its profile): trust on, VS Code asks at once, AI chat hidden.
+  const cs = codeServerForSuite(JSON.parse(readFileSync(join(ROOT, 'scripts/demo-settings.json'), 'utf8')) as Record<string, unknown>);
+
+  it('trusts the demo, submits its run from the walkthrough, then opens its dashboard and an episode from the palette', async () => {
+    const workspace = join(mkdtempSync(join(tmpdir(), 'medrl-e2e-first-hour-')), 'workspace');
+    execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'demo', workspace], { encoding: 'utf8' });
+    const started = Date.now();
+    const page = await cs.open(workspace);
+
+    // VS Code asks whether the folder's authors are trusted: medrl demo made it, so the answer is yes.
+    const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
+    await prompt.waitFor({ timeout: 30_000 });
+    await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
+    await prompt.waitFor({ state: 'detached' });
+    assert.equal(await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).count(), 0, 'the demo is trusted');
+
+    // The walkthrough opens by itself in the demo; the AI chat does not.
+    const walkthrough = page.locator('.gettingStartedContainer');
+    await walkthrough.locator('h2.category-title:visible', { hasText: 'Get started with MedRL Studio' }).waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('.part.auxiliarybar:visible').count(), 0, 'no chat panel over the editor');
+    await picture(page, 'walkthrough');
+
+    // Step: submit the demo run. The button asks which spec; the demo's local spec is listed first.
+    await (await walkthroughButton(page, 'Submit the demo run', 'Submit a Run Spec')).click();
+    const first = page.locator('.quick-input-list .monaco-list-row').first();
+    await first.waitFor({ timeout: 30_000 });
+    assert.match(await first.innerText(), /demo-pubmedqa-grpo/, 'the spec that runs on this machine comes first');
+    await first.click();
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'submitted demo-pubmedqa-grpo' })
+      .waitFor({ timeout: 60_000 });
+
+    await openMedrlContainer(page);
+    await focusPane(page, 'Runs');
+    const run = pane(page, 'Runs').locator('.monaco-list-row', { hasText: 'demo-pubmedqa-grpo' });
+    await run.waitFor({ timeout: 30_000 });
+    await pane(page, 'Runs').locator('.monaco-list-row', { hasText: 'succeeded' }).waitFor({ timeout: 120_000 });
+    await picture(page, 'runs');
+
+    // Its curves: from the palette, nothing selected; the command asks which run.
+    await runCommand(page, 'MedRL: Open Run Dashboard');
+    await pick(page, 'demo-pubmedqa-grpo');
+    const dashboard = newestWebview(page);
+    await dashboard.locator('section.chart[data-chart="reward"]').waitFor({ timeout: 60_000 });
+    await dashboard.locator('section.chart[data-chart="reward"] .u-over').waitFor({ timeout: 30_000 });
+    await picture(page, 'dashboard');
+
+    // An episode: the same, from the palette.
+    await runCommand(page, 'MedRL: Open Episode Replay');
+    await pick(page, 'demo-pubmedqa-grpo');
+    const replay = newestWebview(page);
+    await replay.locator('.vlist-row[data-index]').first().waitFor({ timeout: 60_000 });
+    await replay.locator('.episode .ep-title').first().waitFor({ timeout: 30_000 });
+    const walkSeconds = (Date.now() - started) / 1000;
+    console.log(`[first-hour] fresh profile to the first replayed episode: ${walkSeconds.toFixed(1)} s`);
+    await picture(page, 'replay');
+
+    // The last two screens of the README: a dataset preview and the reward playground.
+    await runCommand(page, 'MedRL: Preview Dataset');
+    await pick(page, /train\.parquet/);
+    await newestWebview(page).locator('table, .row, vscode-table').first().waitFor({ timeout: 60_000 });
+    await picture(page, 'dataset');
+
+    await runCommand(page, 'MedRL: Open Reward Playground');
+    const playground = await playgroundFrame(page);
+    await playground.locator('#load-samples').click();
+    await pick(page, /test\.jsonl/);
+    await playground.locator('#status', { hasText: /samples from/ }).waitFor({ timeout: 30_000 });
+    await playground.locator('#run-all').click();
+    await playground.locator('#status', { hasText: 'Done.' }).waitFor({ timeout: 90_000 });
+    await picture(page, 'playground');
+    await page.close();
+  });
+});
