@@ -1,5 +1,5 @@
 /** The medrl.yaml that `medrl init` and "MedRL: Create medrl.yaml" write: valid as is, with the rest shown in comments. */
-export const STARTER_CONFIG = `# MedRL Studio workspace file. Reference: README, section "medrl.yaml".
+export const STARTER_CONFIG = `# MedRL Studio workspace file. Reference: docs/configuration.md, section "medrl.yaml".
 version: 1
 
 hosts:

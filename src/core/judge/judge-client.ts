@@ -22,7 +22,7 @@ interface JudgeEndpoint {
   maxRetryAfterMs?: number;
 }
 
-/** The defaults of the bounds above (the README states them). */
+/** The defaults of the bounds above (docs/hosts.md states them, under "Slow and broken servers"). */
 const JUDGE_LIMITS = { timeoutMs: 60_000, maxResponseBytes: 4 * 1024 * 1024, maxRetryAfterMs: 60_000 } as const;
 
 export interface JudgeCallOptions {

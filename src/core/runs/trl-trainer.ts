@@ -7,7 +7,7 @@ import type { Problem } from '../errors/located-error';
 import type { RunSpec } from './run-spec';
 import { versionAtLeast, type LaunchInputs, type OverrideValue, type Trainer, type TrainerCommand } from './trainer';
 
-/** The TRL release every flag here was checked against (its sources, and real runs on an H100: README, Verified on a GPU). */
+/** The TRL release every flag here was checked against (its sources, and real runs on an H100: docs/trainers.md, Verified on a GPU). */
 const TRL_CHECKED = [1, 10];
 
 /** Files a TRL run gets in its run folder besides the common ones. */
