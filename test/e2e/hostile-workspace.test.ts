@@ -97,6 +97,13 @@ describe('hostile workspace in Restricted Mode (real code-server, workspace trus
       'the Runs view listed a run folder of the hostile runsDir',
     );
     actions.push('list runs');
+    // Instead, the view says what trust unlocks, with a button to the trust editor.
+    const welcome = pane(page, 'Runs').locator('.welcome-view-content');
+    await welcome.getByText('Trusting it lets you submit its run specs', { exact: false }).waitFor({ timeout: 10_000 });
+    await welcome.getByRole('button', { name: 'Trust this Folder…' }).click();
+    await page.locator('.workspace-trust-editor').first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press('Escape');
+    actions.push('open Manage Workspace Trust from the Runs view');
 
     const text = await shown(page, cs.extensionLog());
     const executed = h.executed();
