@@ -12,6 +12,7 @@ import type { ServiceKeys } from './services/service-keys';
 import type { RewardPlayground } from './reward/playground-panel';
 import type { RunSpecs } from './runs/run-specs';
 import type { RunLogFollowers } from './runs/run-log-followers';
+import type { RunWatch } from './runs/run-watch';
 import type { SecretSource } from '../core/submit/run-environment';
 
 /**
@@ -41,6 +42,8 @@ export interface Deps {
   runSpecs: RunSpecs;
   /** The run logs followed in output channels. */
   runLogs: RunLogFollowers;
+  /** The active runs in the status bar, and a notification when a run submitted from this workspace ends. */
+  runWatch: RunWatch;
   /** What runs get from SecretStorage: judge and service keys, tokens. */
   runSecrets: SecretSource;
 }

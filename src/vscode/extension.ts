@@ -23,6 +23,7 @@ import { RunsTree } from './runs/runs-tree';
 import { RUN_COMMANDS } from './runs/run-commands';
 import { RunSpecs } from './runs/run-specs';
 import { RunLogFollowers } from './runs/run-log-followers';
+import { RunWatch } from './runs/run-watch';
 import { RUN_FILE_SCHEME, RunFileProvider } from './runs/run-file-provider';
 import { TOKEN_COMMANDS, secretStorageSource } from './runs/run-secrets';
 import { EPISODE_COMMANDS } from './episodes/episode-commands';
@@ -83,7 +84,8 @@ function createDeps(ctx: Ctx): Deps {
   ctx.push(previews, playground);
   const runSpecs = new RunSpecs();
   const runLogs = new RunLogFollowers(ctx, state, pool);
-  ctx.push(runSpecs, vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)), runLogs);
+  const runWatch = new RunWatch(ctx, pool, runs);
+  ctx.push(runSpecs, vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)), runLogs, runWatch);
   // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
   const runSecrets = secretStorageSource(ctx, serviceKeys);
   return {
@@ -97,6 +99,7 @@ function createDeps(ctx: Ctx): Deps {
     playground,
     runSpecs,
     runLogs,
+    runWatch,
     runSecrets,
   };
 }

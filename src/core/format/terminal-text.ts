@@ -10,3 +10,8 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 export function terminalText(s: string): string {
   return s.replace(CONTROL, (c) => (c === '\r' ? '\\r' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
 }
+
+/** Text without its ANSI CSI sequences (colours, cursor moves), as trainers' logs and tqdm bars write them. */
+export function stripAnsi(s: string): string {
+  return s.includes('\x1b') ? s.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '') : s;
+}

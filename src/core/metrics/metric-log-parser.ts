@@ -5,16 +5,13 @@ import { parseVerlConsoleLine, scanVerlConsoleLine, StepLineScan, type ParsedSte
 import { parseVerlJsonlLine } from './verl-jsonl';
 import { parseTrlDict, TrlStepTracker, type ParsedTrlDict } from './trl-log';
 import { MissingValues } from './missing-values';
+import { stripAnsi } from '../format/terminal-text';
 
 /** A TRL dict waiting for its step, with where it was read. */
 type PendingDict = ParsedTrlDict & { offset: number; observedAt: number | undefined };
 
 /** tqdm moves the cursor up after drawing a bar below another (position > 0: transformers' evaluation bar during training). */
 const CURSOR_UP = '\x1b[A';
-
-function stripAnsi(s: string): string {
-  return s.includes('\x1b') ? s.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '') : s;
-}
 
 export type { Framework } from './headline-defs';
 import type { Framework } from './headline-defs';

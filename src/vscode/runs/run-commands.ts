@@ -77,6 +77,7 @@ async function submitText(deps: Deps, uri: vscode.Uri, spec: RunSpec, text: stri
     },
   );
   deps.ctx.log.info(`submitted ${result.record.id} to ${result.record.host} (${result.record.scheduler}): ${result.record.dir}`);
+  deps.runWatch.watch(result.record.host, result.record.id);
   void deps.trees.runs.refresh();
   void vscode.window.showInformationMessage(`MedRL: submitted ${result.record.id} to ${result.record.host}`, 'Follow Logs').then((pick) => {
     if (pick) void vscode.commands.executeCommand('medrl.followRunLogs', { host: result.record.host, id: result.record.id });

@@ -27,6 +27,12 @@ function runNode(run: RunInfo): RunNode {
   return { kind: 'run', run, host: run.host, dir: run.record.dir, framework: run.record.framework, id: run.record.id };
 }
 
+/** A refresh's listing, and when it began: a run submitted after that cannot be in it. */
+export interface RunsRefresh {
+  hosts: HostRuns[];
+  startedAt: number;
+}
+
 export type RunsNode = { kind: 'host'; hostRuns: HostRuns } | { kind: 'status'; state: RunState; runs: RunInfo[] } | RunNode | MessageNode;
 
 const ICONS: Record<RunState, [string, string | undefined]> = {
@@ -43,16 +49,18 @@ const AUTO_REFRESH_MS = 3000;
 
 /**
  * The medrl.runs view: every run on every host of medrl.yaml, grouped by host (or by status). A refresh is one round
- * trip per host; while runs are active it refreshes itself, and it tells the user when a run ends.
+ * trip per host; while runs are active it refreshes itself (the run watch tells the user when a submitted run ends).
  */
 export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
+  private readonly refreshed = new vscode.EventEmitter<RunsRefresh>();
+  /** Fires after every refresh, whether or not the view is open (the run watch announces ended runs from it). */
+  readonly onDidRefresh = this.refreshed.event;
   private hosts: HostRuns[] = [];
   private groupBy: 'host' | 'status' = 'host';
   private timer: NodeJS.Timeout | undefined;
   private loading: Promise<void> | undefined;
-  private readonly lastStates = new Map<string, RunState>();
   private readonly disposables: vscode.Disposable[];
 
   constructor(
@@ -85,8 +93,15 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     return this.loading;
   }
 
+  /** Whether the tree will refresh itself again (some run is active). */
+  get autoRefreshing(): boolean {
+    return this.timer !== undefined;
+  }
+
   private async load(): Promise<void> {
     clearTimeout(this.timer);
+    this.timer = undefined;
+    const startedAt = Date.now();
     // An untrusted workspace connects to no host and runs nothing, listing included.
     const hosts = vscode.workspace.isTrusted ? this.hostConfigs() : [];
     const before = new Map(this.hosts.map((h) => [h.host.name, h.runs]));
@@ -98,7 +113,6 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       if (h.error) this.ctx.log.warn(`runs on ${h.host.name}: ${h.error}`);
       for (const p of h.problems) this.ctx.log.warn(formatProblem(p));
     }
-    this.notifyEnded();
     void vscode.commands.executeCommand('setContext', 'medrl.hasRuns', this.runs.length > 0);
     this.changed.fire();
     if (this.runs.some((r) => isActive(r.state))) {
@@ -107,26 +121,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
         AUTO_REFRESH_MS,
       );
     }
-  }
-
-  private notifyEnded(): void {
-    for (const run of this.runs) {
-      const key = `${run.host}/${run.record.id}`;
-      const before = this.lastStates.get(key);
-      this.lastStates.set(key, run.state);
-      if (!before || !isActive(before) || isActive(run.state)) continue;
-      const what = `Run ${run.record.name} (${run.host}) ${stateLabel(run)}${run.reason ? `: ${run.reason}` : ''}`;
-      this.ctx.log.info(what);
-      const show =
-        run.state === 'succeeded'
-          ? vscode.window.showInformationMessage
-          : run.state === 'cancelled'
-            ? vscode.window.showInformationMessage
-            : vscode.window.showWarningMessage;
-      void show(`MedRL: ${what}`, 'Show Logs').then((pick) => {
-        if (pick) void vscode.commands.executeCommand('medrl.followRunLogs', runNode(run));
-      });
-    }
+    this.refreshed.fire({ hosts: this.hosts, startedAt });
   }
 
   getChildren(node?: RunsNode): RunsNode[] {
@@ -161,6 +156,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     clearTimeout(this.timer);
     for (const d of this.disposables) d.dispose();
     this.changed.dispose();
+    this.refreshed.dispose();
   }
 }
 
