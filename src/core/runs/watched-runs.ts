@@ -150,7 +150,8 @@ export function endedMessage(run: RunInfo, metric?: LastMetric): string {
       // stateLabel already names a failed run's reason when it has no exit code.
       const reason = run.reason && !(run.state === 'failed' && run.exitCode === undefined) ? `: ${run.reason}` : '';
       const lines = logExcerpt(run.logTail);
-      return `${what}${reason}.${lines ? ` Last lines of its log:\n${lines}` : ' Its log is empty.'}`;
+      // A notification shows its text on one line: a visible mark between the log's lines.
+      return `${what}${reason}.${lines ? ` Last lines of its log: ${lines.replace(/\n/g, ' ⏎ ')}` : ' Its log is empty.'}`;
     }
     default:
       return `${what}${run.reason ? `: ${run.reason}` : ''}`;

@@ -123,12 +123,12 @@ describe('the notification when a run ends', () => {
     });
     assert.equal(
       endedMessage(failed),
-      'Run grpo (gpubox) failed (exit 1). Last lines of its log:\nstep:1 reward 0.1\nTraceback (most recent call last):\nRuntimeError: boom',
+      'Run grpo (gpubox) failed (exit 1). Last lines of its log: step:1 reward 0.1 ⏎ Traceback (most recent call last): ⏎ RuntimeError: boom',
     );
     const timeout = run('grpo-1', 'failed', { reason: 'Slurm TIMEOUT' });
     assert.equal(endedMessage(timeout), 'Run grpo (gpubox) failed (Slurm TIMEOUT). Its log is empty.', 'the reason is not said twice');
     const lost = run('grpo-1', 'lost', { reason: 'process 12 ended without writing exit_code', logTail: 'Killed\n' });
-    assert.equal(endedMessage(lost), 'Run grpo (gpubox) lost: process 12 ended without writing exit_code. Last lines of its log:\nKilled');
+    assert.equal(endedMessage(lost), 'Run grpo (gpubox) lost: process 12 ended without writing exit_code. Last lines of its log: Killed');
     assert.equal(
       endedMessage(run('grpo-1', 'cancelled', { reason: 'cancelled in Slurm' })),
       'Run grpo (gpubox) cancelled: cancelled in Slurm',
