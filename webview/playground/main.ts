@@ -197,11 +197,24 @@ const chart = el('div', { className: 'chart' });
 const table = el('table', { className: 'results' });
 table.id = 'results';
 const tbody = el('tbody');
+/** Rows whose details are open; kept across re-renders as results stream in. */
+const expanded = new Set<number>();
+let columnCount = 0;
 app.append(toolbar, judgeParams, fileBar, addForm, status, problems, summary, chart, el('div', { className: 'table-wrap' }, table));
 
 function short(value: unknown, max = 160): string {
   const text = typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** Text for a one-line cell: whitespace folded, cut well past any column width (CSS ellipsises the rest). */
+function oneLine(value: unknown): string {
+  return short(value, 400).replace(/\s+/g, ' ');
+}
+
+/** A value in full for the details: text as it is, anything else as indented JSON. */
+function pretty(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
 }
 
 function fmt(score: number | null | undefined): string {
@@ -216,43 +229,43 @@ function checkedIndexes(): number[] {
   return [...tbody.querySelectorAll<HTMLInputElement>('input.pick:checked')].map((c) => Number(c.dataset.index));
 }
 
+/** Columns and their widths (style.css): narrow fixed ones for checkboxes and numbers, flexible ones for text. */
 function header(): void {
-  const cols = ['', '#', 'data_source', 'solution_str', 'ground_truth', 'expected', ...(hasTraining() ? ['training'] : [])];
-  for (const s of sides)
-    cols.push(
-      `${s.toUpperCase()} score`,
-      `${s.toUpperCase()} answer / detail`,
-      `${s.toUpperCase()} ms`,
-      `${s.toUpperCase()} output`,
-      `${s.toUpperCase()} error`,
-    );
+  const cols: Array<[string, string, string?]> = [
+    ['pick', ''],
+    ['index', '#'],
+    ['source', 'data_source'],
+    ['sample', 'solution_str'],
+    ['truth', 'ground_truth'],
+    ['expected', 'expected'],
+    ...(hasTraining() ? [['narrow', 'training'] as [string, string]] : []),
+  ];
+  for (const s of sides) {
+    const label = labels[s] ?? '';
+    const S = s.toUpperCase();
+    cols.push(['narrow', `${S} score`, label], ['narrow', `${S} ms`, label], ['error', `${S} error`, label]);
+  }
+  columnCount = cols.length;
+  table.classList.toggle('compare', sides.length > 1);
   const tr = el('tr');
-  for (const c of cols)
-    tr.append(el('th', { text: c, title: c.startsWith('A ') ? (labels.a ?? '') : c.startsWith('B ') ? (labels.b ?? '') : '' }));
-  table.replaceChildren(el('thead', {}, tr), tbody);
+  for (const [, text, title] of cols) tr.append(el('th', { text, title: title ?? '' }));
+  const colgroup = el('colgroup');
+  for (const [className] of cols) colgroup.append(el('col', { className }));
+  table.replaceChildren(colgroup, el('thead', {}, tr), tbody);
 }
 
 function cellsFor(r: PlaygroundResult | undefined, expected: number | undefined): HTMLElement[] {
-  if (!r) return [el('td', { className: 'score', text: '' }), el('td'), el('td'), el('td'), el('td')];
+  if (!r) return [el('td', { className: 'score', text: '' }), el('td'), el('td')];
   const mismatch = expected !== undefined && r.score !== null && Math.abs(r.score - expected) > 1e-6;
   const score = el('td', {
     className: `score${r.error ? ' failed' : ''}${mismatch ? ' mismatch' : ''}`,
     text: fmt(r.score),
     title: mismatch ? `expected ${expected}` : '',
   });
-  const answer =
-    r.raw !== undefined
-      ? `${r.raw}${r.attempts && r.attempts > 1 ? `  [${r.attempts} attempts]` : ''}${r.cached ? '  [cached]' : ''}`
-      : r.detail
-        ? JSON.stringify(r.detail)
-        : '';
-  const output = [r.stdout, r.stderr].filter(Boolean).join('\n');
   return [
     score,
-    el('td', { className: 'text raw', text: short(answer, 300), title: answer }),
     el('td', { className: 'num', text: String(Math.round(r.latencyMs)) }),
-    el('td', { className: 'text out', text: short(output, 200), title: output }),
-    el('td', { className: 'text error', text: short(r.error, 200), title: r.traceback ?? r.error ?? '' }),
+    el('td', { className: 'line error', text: oneLine(r.error) }),
   ];
 }
 
@@ -261,6 +274,7 @@ function row(i: number): HTMLTableRowElement {
   const pick = el('input', { className: 'pick' });
   pick.type = 'checkbox';
   pick.dataset.index = String(i);
+  pick.setAttribute('aria-label', `select sample ${i}`);
   const expected = el('input', { className: 'expected' });
   expected.type = 'number';
   expected.step = 'any';
@@ -275,30 +289,102 @@ function row(i: number): HTMLTableRowElement {
     api.post({ type: 'setExpected', index: i, expected: v });
     renderRow(i);
   });
+  const open = expanded.has(i);
+  const chevron = el('span', { className: 'chevron' });
+  chevron.setAttribute('aria-hidden', 'true');
   const tr = el(
     'tr',
-    {},
+    { className: 'sample', title: open ? 'Hide the details' : 'Show the details' },
     el('td', {}, pick),
-    el('td', { className: 'num', text: String(i) }),
-    el('td', { text: s.data_source }),
-    el('td', { className: 'text', text: short(s.solution_str), title: s.solution_str }),
-    el('td', { className: 'text', text: short(s.ground_truth), title: short(s.ground_truth, 5000) }),
+    el('td', { className: 'num index' }, chevron, String(i)),
+    el('td', { className: 'line', text: s.data_source }),
+    el('td', { className: 'line solution', text: oneLine(s.solution_str) }),
+    el('td', { className: 'line', text: oneLine(s.ground_truth) }),
     el('td', {}, expected),
   );
   if (hasTraining()) tr.append(el('td', { className: 'num training', text: fmt(s.trainingScore) }));
   tr.dataset.index = String(i);
+  tr.tabIndex = 0;
+  tr.setAttribute('aria-expanded', String(open));
+  tr.setAttribute('aria-controls', `detail-${i}`);
   for (const side of sides) tr.append(...cellsFor(results[side][i], s.expected));
+  // The row's own inputs keep their clicks and keys; anywhere else on the row opens or closes it.
+  tr.addEventListener('click', (e) => {
+    if (!(e.target as Element).closest('input')) toggle(i);
+  });
+  tr.addEventListener('keydown', (e) => {
+    if (e.target === tr && (e.key === 'Enter' || e.key === ' ')) {
+      e.preventDefault();
+      toggle(i);
+    }
+  });
   return tr;
 }
 
+/** A labelled block of the details: text or JSON in full, wrapping, in the editor font. */
+function block(title: string, text: string, className: string): HTMLElement[] {
+  return text ? [el('h4', { text: title }), el('pre', { className, text })] : [];
+}
+
+/** The full width row under an expanded one: the sample and each side's answer, details, output and error in full. */
+function detailRow(i: number): HTMLTableRowElement {
+  const s = samples[i]!;
+  const box = el(
+    'div',
+    { className: 'details' },
+    ...block('solution_str', s.solution_str, 'text solution-full'),
+    ...block('ground_truth', pretty(s.ground_truth), 'json'),
+    ...(s.prompt === undefined
+      ? []
+      : block('prompt', typeof s.prompt === 'string' ? s.prompt : s.prompt.map((m) => `${m.role}: ${m.content}`).join('\n\n'), 'text')),
+    ...(s.extra_info === undefined || s.extra_info === null ? [] : block('extra_info', pretty(s.extra_info), 'json')),
+  );
+  for (const side of sides) {
+    const r = results[side][i];
+    if (!r) continue;
+    const facts = [`score ${fmt(r.score)}`, `${Math.round(r.latencyMs)} ms`];
+    if (r.attempts && r.attempts > 1) facts.push(`${r.attempts} attempts`);
+    if (r.cached) facts.push('cached');
+    const part = el(
+      'section',
+      { className: `side side-${side}` },
+      el('h3', { text: `${side.toUpperCase()} ${labels[side] ?? ''}: ${facts.join(' · ')}` }),
+    );
+    part.append(
+      ...block('answer', r.raw ?? '', 'text answer'),
+      ...block('details', r.detail ? pretty(r.detail) : '', 'json detail'),
+      ...block('output', [r.stdout, r.stderr].filter(Boolean).join('\n'), 'text output'),
+      ...block('error', [r.error, r.traceback].filter(Boolean).join('\n\n'), 'text error'),
+    );
+    box.append(part);
+  }
+  const td = el('td', {}, box);
+  td.colSpan = columnCount;
+  const tr = el('tr', { className: 'detail' }, td);
+  tr.id = `detail-${i}`;
+  return tr;
+}
+
+function toggle(i: number): void {
+  if (!expanded.delete(i)) expanded.add(i);
+  renderRow(i);
+  tbody.querySelector<HTMLElement>(`tr.sample[data-index="${i}"]`)?.focus();
+}
+
+/** Draws sample i again (with its details when open); focus stays on the row if it was there. */
 function renderRow(i: number): void {
-  const old = tbody.querySelector(`tr[data-index="${i}"]`);
-  if (old) old.replaceWith(row(i));
+  const old = tbody.querySelector(`tr.sample[data-index="${i}"]`);
+  if (!old) return;
+  const focused = document.activeElement === old;
+  document.getElementById(`detail-${i}`)?.remove();
+  const tr = row(i);
+  old.replaceWith(tr, ...(expanded.has(i) ? [detailRow(i)] : []));
+  if (focused) tr.focus();
 }
 
 function renderTable(): void {
   header();
-  tbody.replaceChildren(...samples.map((_, i) => row(i)));
+  tbody.replaceChildren(...samples.flatMap((_, i) => (expanded.has(i) ? [row(i), detailRow(i)] : [row(i)])));
 }
 
 function renderSummary(agreement?: Extract<ToPlayground, { type: 'runDone' }>['agreement'], against?: 'b' | 'training' | null): void {
@@ -424,6 +510,7 @@ function onMessage(msg: ToPlayground): void {
     case 'samples':
       samples = msg.samples;
       results = { a: [], b: [] };
+      expanded.clear();
       renderTable();
       renderSummary();
       problems.replaceChildren(...msg.problems.map((p) => el('div', { text: p })));

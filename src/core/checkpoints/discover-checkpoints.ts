@@ -3,7 +3,7 @@ import type { Host } from '../remote/host';
 import { execChecked } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
 import { runJsonSchema, stepOfFolder, type Checkpoint, type CheckpointKind, type RunJson, type RunRef } from './checkpoint';
-import { plainZodError } from '../errors/plain-zod';
+import { fieldPath, plainIssues, plainZodError } from '../errors/plain-zod';
 import { errorMessage } from '../errors/located-error';
 
 /** Where to look on one host: every run folder under `runsDir`, and any run folder or output folder path. */
@@ -123,7 +123,10 @@ function parseDiscovery(hostName: string, out: string): Discovery {
         try {
           const parsed = runJsonSchema.safeParse(JSON.parse(f.slice(2).join(' ')), { error: plainZodError });
           if (parsed.success) json = parsed.data;
-          else problem = `${hostName}:${dir}/run.json: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+          else
+            problem = `${hostName}:${dir}/run.json: ${plainIssues(parsed.error.issues)
+              .map((i) => `${fieldPath(i.path)}: ${i.message}`)
+              .join('; ')}`;
         } catch (err) {
           problem = `${hostName}:${dir}/run.json is not JSON: ${errorMessage(err)}`;
         }

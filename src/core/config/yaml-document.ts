@@ -1,7 +1,7 @@
 import { LineCounter, parseDocument, isMap, isNode, isScalar, isSeq, type Document } from 'yaml';
 import type { z } from 'zod';
 import { LocatedError, type Problem } from '../errors/located-error';
-import { plainZodError } from '../errors/plain-zod';
+import { fieldPath, plainIssues, plainZodError } from '../errors/plain-zod';
 
 /**
  * Parses YAML text and validates it with a zod schema, reporting every problem with its file, line, column and field.
@@ -29,7 +29,7 @@ export function parseYamlWithSchema<S extends z.ZodType>(
   const data: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
   const result = schema.safeParse(data, { error: plainZodError });
   if (result.success) return { value: result.data, problems };
-  for (const issue of result.error.issues) {
+  for (const issue of plainIssues(result.error.issues)) {
     const base = issue.path.map((p) => (typeof p === 'symbol' ? p.toString() : p));
     // An unknown key is reported at the key itself, one problem per key, so each typo gets its own line.
     const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...base, k]) : [base];
@@ -37,7 +37,7 @@ export function parseYamlWithSchema<S extends z.ZodType>(
       problems.push({
         file,
         ...positionOf(doc, path, lineCounter),
-        field: path.length ? path.join('.') : undefined,
+        field: path.length ? fieldPath(path) : undefined,
         message: issue.code === 'unrecognized_keys' ? `unknown key "${String(path[path.length - 1])}"` : issue.message,
         severity: 'error',
       });
@@ -65,13 +65,20 @@ export function loadYamlWithSchema<S extends z.ZodType>(text: string, schema: S,
   return value;
 }
 
-/** Where a field is in a YAML text (1-based line and column), for problems found after parsing (e.g. host checks). */
+/**
+ * Where a field (`data.train`, `services[0].model`) is in a YAML text (1-based line and column), for problems found after
+ * parsing (e.g. host checks).
+ */
 export function fieldPosition(text: string, field: string): { line?: number; column?: number } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter });
   return positionOf(
     doc,
-    field.split('.').map((k) => (/^\d+$/.test(k) ? Number(k) : k)),
+    field
+      .replace(/\[(\d+)\]/g, '.$1')
+      .split('.')
+      .filter(Boolean)
+      .map((k) => (/^\d+$/.test(k) ? Number(k) : k)),
     lineCounter,
   );
 }

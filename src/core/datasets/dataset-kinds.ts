@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { expecting } from '../errors/plain-zod';
 
 /** What trainer a dataset's rows are for, told from its columns. */
 export type DatasetKind =
@@ -42,15 +43,18 @@ function kindOfRow(r: Record<string, unknown>): DatasetKind {
   return 'raw';
 }
 
-const message = z
-  .object({
-    role: z.enum(['system', 'user', 'assistant', 'tool']),
-    content: z.string(),
-  })
-  .loose();
-const messages = z.array(message).min(1, 'must have at least one message');
+const message = expecting(
+  z
+    .object({
+      role: z.enum(['system', 'user', 'assistant', 'tool']),
+      content: z.string(),
+    })
+    .loose(),
+  'a chat message ({role, content})',
+);
+const messages = expecting(z.array(message).min(1, 'must have at least one message'), 'a list of chat messages ({role, content})');
 const text = z.string().min(1, 'must not be empty');
-const textOrMessages = z.union([text, messages], { error: 'must be text or a list of chat messages ({role, content})' });
+const textOrMessages = expecting(z.union([text, messages]), 'text or a list of chat messages ({role, content})');
 
 /** The zod schema of one row of each kind (unknown extra columns are allowed: trainers pass them through). */
 export const ROW_SCHEMAS: Record<DatasetKind, z.ZodType> = {
@@ -62,7 +66,8 @@ export const ROW_SCHEMAS: Record<DatasetKind, z.ZodType> = {
       reward_model: z
         .object({
           style: z.string().optional(),
-          ground_truth: z.unknown(),
+          // Any JSON the reward function reads, but there must be one: without it no reward can be earned.
+          ground_truth: expecting(z.unknown().nonoptional(), 'the reference answer (text, a number, a list or a mapping)'),
         })
         .loose(),
       extra_info: z.record(z.string(), z.unknown()).nullable().optional(),

@@ -4,7 +4,7 @@ import { readRows, type DatasetFormat, type DatasetReader } from './dataset-read
 import { detectKind, promptText, ROW_SCHEMAS, type DatasetKind } from './dataset-kinds';
 import { openDataset } from './open-dataset';
 import { stringHash } from './string-hash';
-import { plainZodError } from '../errors/plain-zod';
+import { fieldPath, plainIssues, plainZodError } from '../errors/plain-zod';
 
 export interface DatasetProblem {
   /** 0-based row; absent for a problem of the whole file. */
@@ -106,8 +106,8 @@ export async function inspectDataset(reader: DatasetReader, opts: InspectOptions
     }
     const parsed = schema.safeParse(value, { error: plainZodError });
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        report({ ...at, field: issue.path.map(String).join('.') || undefined, reason: issue.message, severity: 'error' });
+      for (const issue of plainIssues(parsed.error.issues)) {
+        report({ ...at, field: fieldPath(issue.path) || undefined, reason: issue.message, severity: 'error' });
       }
     }
     if (

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /** zod's type names as a person says them. */
 const TYPE_WORDS: Record<string, string> = {
@@ -19,6 +19,39 @@ function typeWord(t: string): string {
   return TYPE_WORDS[t] ?? t;
 }
 
+/** What a schema stands for in a person's words, where its type alone says too little ("a list of chat messages"). */
+const EXPECTED = z.registry<{ words: string }>();
+
+/** Names what `schema` wants, for "missing: expected …" and "must be … (got …)". Returns the schema. */
+export function expecting<S extends z.ZodType>(schema: S, words: string): S {
+  EXPECTED.add(schema, { words });
+  return schema;
+}
+
+/** What the schema behind an issue wants: its registered words, else the fields of an object, else zod's `expected` type. */
+function wanted(inst: unknown, expected: string | undefined): string {
+  const schema = inst instanceof z.ZodType ? inst : undefined;
+  const words = schema && EXPECTED.get(schema)?.words;
+  if (words) return words;
+  const def = schema?.def as { type: string; innerType?: z.ZodType; shape?: Record<string, unknown> } | undefined;
+  // `.nonoptional()` wraps what is wanted; an object names its fields.
+  if (def?.type === 'nonoptional' && def.innerType) return wanted(def.innerType, undefined);
+  if (def?.type === 'object' && def.shape) {
+    const keys = Object.keys(def.shape);
+    return `a mapping with ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', …' : ''}`;
+  }
+  const type = expected && expected !== 'nonoptional' ? expected : def?.type;
+  // zod gives no schema for a missing key of `z.unknown()`: only that something must be there.
+  return type === undefined || type === 'unknown' || type === 'any' ? 'a value' : typeWord(type);
+}
+
+/** A field's path as code writes it: `prompt[0].content`, `reward_model.ground_truth`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
+  return out;
+}
+
 /** What a value is, for "got ...": short, with the value itself when it is small. */
 function got(input: unknown): string {
   if (input === null) return 'null';
@@ -33,28 +66,30 @@ function list(values: readonly unknown[]): string {
 }
 
 /**
- * zod's error map in plain words: "missing" (zod: "expected string, received undefined", or "expected nonoptional"),
- * "must be a number (got "x")", "must be one of a, b". Pass it to `safeParse(data, { error: plainZodError })`; a schema's
- * own message still wins. Returns undefined (zod's own words) for what has no plainer form (refinements say their own).
+ * zod's error map in plain words: "missing: expected text" (zod: "expected string, received undefined", or "expected
+ * nonoptional"), "must be a number (got "x")", "must be one of a, b". Pass it to `safeParse(data, { error: plainZodError })`;
+ * a schema's own message still wins. Returns undefined (zod's own words) for what has no plainer form (refinements say their
+ * own).
  */
 export const plainZodError: z.core.$ZodErrorMap = (issue) => {
   switch (issue.code) {
-    case 'invalid_type':
-      if (issue.input === undefined || issue.expected === 'nonoptional') return 'missing';
-      return `must be ${typeWord(issue.expected)} (got ${got(issue.input)})`;
-    case 'invalid_value':
-      return issue.values.length === 1
-        ? `must be ${JSON.stringify(issue.values[0])} (got ${got(issue.input)})`
-        : `must be one of ${list(issue.values)} (got ${got(issue.input)})`;
+    case 'invalid_type': {
+      const what = wanted(issue.inst, issue.expected);
+      return issue.input === undefined ? `missing: expected ${what}` : `must be ${what} (got ${got(issue.input)})`;
+    }
+    case 'invalid_value': {
+      const what = issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${list(issue.values)}`;
+      return issue.input === undefined ? `missing: expected ${what}` : `must be ${what} (got ${got(issue.input)})`;
+    }
     case 'invalid_union': {
-      if (issue.input === undefined) return 'missing';
+      const registered = issue.inst instanceof z.ZodType ? EXPECTED.get(issue.inst)?.words : undefined;
       // Every form wanted a different type: name them ("must be text or a number").
       const types = issue.errors.map((e) =>
         e.length === 1 && e[0]!.code === 'invalid_type' && e[0]!.path.length === 0 ? typeWord(e[0]!.expected) : undefined,
       );
-      if (types.length && types.every((t) => t !== undefined))
-        return `must be ${[...new Set(types)].join(' or ')} (got ${got(issue.input)})`;
-      return `is not any of the accepted forms (got ${got(issue.input)})`;
+      const what = registered ?? (types.length && types.every((t) => t !== undefined) ? [...new Set(types)].join(' or ') : undefined);
+      if (issue.input === undefined) return `missing: expected ${what ?? 'a value'}`;
+      return what ? `must be ${what} (got ${got(issue.input)})` : `is not any of the accepted forms (got ${got(issue.input)})`;
     }
     case 'too_small': {
       const n = Number(issue.minimum);
@@ -78,3 +113,16 @@ export const plainZodError: z.core.$ZodErrorMap = (issue) => {
       return undefined;
   }
 };
+
+/**
+ * zod's issues with a union's explained: where one form of a union fits the value's type and only something inside it is
+ * wrong (a list of messages with one message lacking `content`), its issues stand, at their full paths, for the union's
+ * "must be text or a list of messages (got a list)".
+ */
+export function plainIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  return issues.flatMap((issue) => {
+    if (issue.code !== 'invalid_union') return [issue];
+    const inside = issue.errors.find((e) => e.length > 0 && e.every((i) => i.path.length > 0));
+    return inside ? plainIssues(inside.map((i) => ({ ...i, path: [...issue.path, ...i.path] }))) : [issue];
+  });
+}

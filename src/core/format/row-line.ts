@@ -12,7 +12,7 @@ export function recordPlace(file: string, at: { row?: number; line?: number }): 
   return `${file}${at.line !== undefined ? `:${at.line}` : at.row !== undefined ? ` ${rowAndLine({ row: at.row })}` : ''}`;
 }
 
-/** A dataset problem's row and field, "row 3, prompt.0.role" (its line is given beside it, as file:line or a range). */
+/** A dataset problem's row and field, "row 3, prompt[0].role" (its line is given beside it, as file:line or a range). */
 export function rowAndField(p: { row?: number; field?: string }): string {
   return [rowAndLine({ row: p.row }), p.field].filter(Boolean).join(', ');
 }

@@ -7,7 +7,7 @@ import { runRecordSchema, RUN_FILES, type RunRecord, type RunState } from './run
 import { parseRayStatus, recordedRay } from './ray-scheduler';
 import { progressFromLog, type LogProgress } from './log-progress';
 import { RUN_ID_PATTERN } from './run-id';
-import { plainZodError } from '../errors/plain-zod';
+import { fieldPath, plainIssues, plainZodError } from '../errors/plain-zod';
 
 /** Bytes of output.log the listing brings back per run (enough for the last training step). */
 export const LOG_TAIL_BYTES = 4096;
@@ -178,12 +178,13 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
     try {
       const parsed = runRecordSchema.safeParse(JSON.parse(r.json), { error: plainZodError });
       if (!parsed.success) {
+        const first = plainIssues(parsed.error.issues)[0];
         problems.push({
           host: hostName,
           file,
           severity: 'error',
-          field: parsed.error.issues[0]?.path.join('.'),
-          message: `not a valid run.json: ${parsed.error.issues[0]?.message}`,
+          field: first && fieldPath(first.path),
+          message: `not a valid run.json: ${first?.message}`,
         });
         continue;
       }

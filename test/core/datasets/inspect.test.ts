@@ -8,6 +8,7 @@ import { openDataset } from '../../../src/core/datasets/open-dataset';
 import { detectKind } from '../../../src/core/datasets/dataset-kinds';
 import { inspectDataset, trainSiblingPath } from '../../../src/core/datasets/inspect-dataset';
 import { rowsToJsonl, rowsToParquet } from '../../../src/core/datasets/parquet-rows';
+import { rowAndField } from '../../../src/core/format/row-line';
 
 const rl = (q: string, gt: unknown = 'yes', source = 'pubmedqa') => ({
   data_source: source,
@@ -61,13 +62,50 @@ describe('dataset kinds and validation', () => {
     assert.equal(s.rowsOk, 2);
     const got = s.problems.map((p) => [p.row, p.line, p.field, p.severity]);
     assert.deepEqual(got, [
-      [2, 3, 'prompt.0.role', 'error'],
+      [2, 3, 'prompt[0].role', 'error'],
       [3, 4, 'reward_model', 'error'],
       [4, 5, 'prompt', 'error'],
       [5, 6, 'data_source', 'error'],
     ]);
-    assert.equal(s.problems[2]!.reason, 'must be a list (got 42)');
+    assert.deepEqual(
+      s.problems.map((p) => `${rowAndField(p)}: ${p.reason}`),
+      [
+        'row 3, prompt[0].role: must be one of system, user, assistant, tool (got "doctor")',
+        'row 4, reward_model: missing: expected a mapping with style, ground_truth',
+        'row 5, prompt: must be a list of chat messages ({role, content}) (got 42)',
+        'row 6, data_source: missing: expected text',
+      ],
+    );
     assert.deepEqual(s.dataSources, { pubmedqa: 5 });
+  });
+
+  it('a field missing inside a nested list, or a missing ground truth, says where and what should be there', async () => {
+    const rows: unknown[] = [
+      { ...rl('no content'), prompt: [{ role: 'system', content: 'Be brief.' }, { role: 'user' }] },
+      { ...rl('no gt'), reward_model: { style: 'rule' } },
+      { ...rl('text prompt'), prompt: 'What is the dose?' },
+    ];
+    const file = join(dir, 'nested.jsonl');
+    writeFileSync(file, rowsToJsonl(rows));
+    const s = await inspectDataset(await openDataset(host, file), { against: null });
+    assert.deepEqual(
+      s.problems.map((p) => `${rowAndField(p)}: ${p.reason}`),
+      [
+        'row 1, prompt[1].content: missing: expected text',
+        'row 2, reward_model.ground_truth: missing: expected the reference answer (text, a number, a list or a mapping)',
+        'row 3, prompt: must be a list of chat messages ({role, content}) (got "What is the dose?")',
+      ],
+    );
+    const trl = join(dir, 'trl.jsonl');
+    writeFileSync(trl, rowsToJsonl([{ prompt: [{ role: 'user', content: 'q' }, { content: 'a' }], completion: 'x' }, { completion: 'y' }]));
+    const t = await inspectDataset(await openDataset(host, trl), { kind: 'trl-prompt-completion', against: null });
+    assert.deepEqual(
+      t.problems.map((p) => `${rowAndField(p)}: ${p.reason}`),
+      [
+        'row 1, prompt[1].role: missing: expected one of system, user, assistant, tool',
+        'row 2, prompt: missing: expected text or a list of chat messages ({role, content})',
+      ],
+    );
   });
 
   it('finds empty ground truths, duplicate prompts and prompts over the token budget (characters / 4)', async () => {

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseYamlWithSchema } from '../../../src/core/config/yaml-document';
+import { fieldPosition, parseYamlWithSchema } from '../../../src/core/config/yaml-document';
+import { formatProblem } from '../../../src/core/errors/located-error';
 import { runSpecSchema } from '../../../src/core/runs/run-spec';
 
 const configs = join(__dirname, '../../../configs');
@@ -59,5 +60,16 @@ describe('run specs', () => {
     assert.equal(r.value, undefined);
     const train = r.problems.find((p) => p.field === 'data.train');
     assert.equal(train?.line, 5, JSON.stringify(r.problems));
+    assert.equal(formatProblem(train!), 'x.yaml:5:1 (data.train): error: missing: expected text or a list');
+  });
+
+  it('a wrong item of a list is named by its index, where it is', () => {
+    const r = parseYamlWithSchema(
+      'name: x\nframework: verl\nalgorithm: sft\nmodel: m\ndata: {train: t.parquet}\nsetup:\n  - source venv/bin/activate\n  - 3.5\n',
+      runSpecSchema,
+      'x.yaml',
+    );
+    assert.deepEqual(r.problems.map(formatProblem), ['x.yaml:8:5 (setup[1]): error: must be text (got 3.5)']);
+    assert.deepEqual(fieldPosition('setup:\n  - a\n  - b\n', 'setup[1]'), { line: 3, column: 5 });
   });
 });
