@@ -15,9 +15,9 @@ import { runStateIcon } from './runs/runs-tree';
 
 /**
  * The quick picks of the commands that act on a run, checkpoint, dataset, host or service: what a command asks when it
- * was run from the palette rather than on a tree item or a matching file. Each lists what the views list, says in plain
- * words when there is nothing to pick, and returns undefined when the user backs out (Escape): the command then does
- * nothing.
+ * was run from the palette rather than on a tree item or a matching file. Each waits for medrl.yaml to be read (a command
+ * run as the extension activates), lists what the views list, says in plain words when there is nothing to pick, and
+ * returns undefined when the user backs out (Escape): the command then does nothing.
  */
 
 /** The extra last item of a pick ("Browse for a folder…"): the command does what it did before pickers, on a local path. */
@@ -146,12 +146,14 @@ function unavailable({ state }: Deps, what: string): string | undefined {
 
 /** One run, picked from every host's; BROWSE when the user chose the browse item. */
 export async function pickRun(deps: Deps, opts: PickRunOptions): Promise<RunInfo | Browse | undefined> {
+  await deps.state.loaded();
   const r = await ask({ title: opts.title, empty: noRuns(deps, opts.none), browse: opts.browse }, runChoices(deps, opts.filter));
   return r === BROWSE ? BROWSE : r?.[0];
 }
 
 /** Several runs (at least `atLeast`), picked from every host's. */
 export async function pickRuns(deps: Deps, opts: PickRunOptions & { atLeast: number }): Promise<RunInfo[] | undefined> {
+  await deps.state.loaded();
   const r = await ask({ title: opts.title, empty: noRuns(deps, opts.none), atLeast: opts.atLeast }, runChoices(deps, opts.filter));
   return r === BROWSE ? undefined : r;
 }
@@ -164,6 +166,7 @@ export async function pickCheckpoint(
   deps: Deps,
   opts: { title: string; filter?: (ck: Checkpoint) => boolean; none: string },
 ): Promise<CheckpointPick | undefined> {
+  await deps.state.loaded();
   const tree = deps.trees.checkpoints;
   const fit = opts.filter ?? (() => true);
   const r = await ask({ title: opts.title, empty: unavailable(deps, 'list checkpoints') ?? opts.none }, async () => {
@@ -182,6 +185,7 @@ const DATASETS_LISTED = 500;
 
 /** One data file under the dataset roots of medrl.yaml (as the Datasets view lists them), with its host and root. */
 export async function pickDataset(deps: Deps, opts: { title: string }): Promise<DatasetRef | undefined> {
+  await deps.state.loaded();
   const tree = deps.trees.datasets;
   // Local dataset roots are listed in an untrusted workspace too: only a missing medrl.yaml stops the listing.
   const empty = !deps.state.config
@@ -219,6 +223,7 @@ const HOST_STATE_WORDS: Record<SshHostState['state'], string> = {
 
 /** One host of medrl.yaml (with the built-in local one unless sshOnly), with its connection state as the Hosts view knows it. */
 export async function pickHost(deps: Deps, opts: { title: string; sshOnly?: boolean }): Promise<ResolvedHost | undefined> {
+  await deps.state.loaded();
   const tree = deps.trees.hosts;
   const empty = !deps.state.config ? NO_CONFIG : 'No SSH hosts in medrl.yaml: add one first (MedRL: Add Host from SSH Config).';
   const r = await ask({ title: opts.title, empty }, async () =>
@@ -242,6 +247,7 @@ export type ServicePick = Extract<ServicesNode, { kind: 'service' }>;
 
 /** One service the Services view shows (listed first if it has shown none yet), with its state and host. */
 export async function pickService(deps: Deps, opts: { title: string }): Promise<ServicePick | undefined> {
+  await deps.state.loaded();
   const tree = deps.trees.services;
   const empty =
     unavailable(deps, 'list services') ??
