@@ -133,6 +133,8 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     const b = submit(demo, 'grpo-b', 4, 0.2);
     const a = submit(demo, 'grpo-a', STEPS, 3);
     await runCommand(page, 'MedRL: Open Run Dashboard');
+    // From the palette it lists the runs; its last item browses for a folder, as the command did before it listed runs.
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Browse for a run folder' }).click();
     await answerFolderDialog(page, 'A run folder', a.dir);
     const frame = webview(page);
     await frame.locator('section.chart[data-chart="reward"]').waitFor({ timeout: 60_000 });

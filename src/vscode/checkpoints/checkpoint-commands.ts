@@ -2,9 +2,9 @@ import * as vscode from 'vscode';
 import { chmodSync, existsSync, readdirSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import type { Host } from '../../core/remote/host';
-import { workspaceHosts, type ResolvedHost } from '../../core/config/workspace-config';
+import type { ResolvedHost } from '../../core/config/workspace-config';
 import type { Checkpoint } from '../../core/checkpoints/checkpoint';
-import { listCheckpoints } from '../../core/checkpoints/list-checkpoints';
+import { checkpointName } from '../../core/checkpoints/checkpoint-pick';
 import { startMerge, waitForMerge } from '../../core/checkpoints/merge-checkpoint';
 import { baseModelFolder, readRunSpecText, resumeSpecText } from '../../core/checkpoints/resume-spec';
 import { deleteCheckpoint } from '../../core/checkpoints/delete-checkpoint';
@@ -15,6 +15,7 @@ import type { Ctx } from '../ctx';
 import type { CommandTable, Deps } from '../deps';
 import type { CheckpointsNode } from './checkpoints-tree';
 import { requireTrust } from '../workspace-trust';
+import { pickCheckpoint } from '../pickers';
 
 type CkArg = Extract<CheckpointsNode, { kind: 'checkpoint' }>;
 type Progress = vscode.Progress<{ message?: string; increment?: number }>;
@@ -28,36 +29,19 @@ export function standinsFor(ctx: Ctx, host: ResolvedHost): string | undefined {
   return dir;
 }
 
-function nameOf(ck: Checkpoint): string {
-  return `${ck.run?.name ?? posix.basename(ck.root)} ${posix.basename(ck.path)}`;
-}
-
-/** The checkpoint a command acts on: the tree item it was run on, or one picked from every host. */
+/** The checkpoint a command acts on: the tree item it was run on, or one picked from every host's (newest first). */
 async function checkpointArg(
-  { state, pool }: Deps,
+  deps: Deps,
   node: CkArg | undefined,
   fit: (c: Checkpoint) => boolean,
   what: string,
 ): Promise<CkArg | undefined> {
   if (node?.kind === 'checkpoint') return node;
-  const all: CkArg[] = [];
-  for (const host of workspaceHosts(state.config)) {
-    const d = await listCheckpoints(await pool.get(host.name), { runsDir: host.runsDir });
-    for (const r of d.runs) for (const ck of r.checkpoints) if (fit(ck)) all.push({ kind: 'checkpoint', host, ck });
-  }
-  if (!all.length) {
-    void vscode.window.showInformationMessage(`MedRL: no checkpoint to ${what}.`);
-    return undefined;
-  }
-  const pick = await vscode.window.showQuickPick(
-    all.map((a) => ({
-      label: nameOf(a.ck),
-      description: `${a.host.name} · step ${a.ck.step} · ${formatBytes(a.ck.sizeBytes)}${a.ck.latest ? ' · latest' : ''}`,
-      a,
-    })),
-    { placeHolder: `Checkpoint to ${what}` },
-  );
-  return pick?.a;
+  return pickCheckpoint(deps, {
+    title: `Checkpoint to ${what}`,
+    filter: fit,
+    none: `No checkpoint to ${what} on the hosts in medrl.yaml: checkpoints appear once a run saves one (its save_freq / save_steps).`,
+  });
 }
 
 /** Merge, download, delete and resume, from the Checkpoints view and the command palette. */
@@ -78,11 +62,11 @@ export function mergeCheckpointCommand(deps: Deps) {
     const host = await deps.pool.get(h.name);
     const baseModel = await baseModelFolder(host, ck);
     const target = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `MedRL: merging ${nameOf(ck)} to HuggingFace`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: merging ${checkpointName(ck)} to HuggingFace`, cancellable: true },
       (progress, token) => mergeWithProgress(deps, host, arg, baseModel, progress, token),
     );
     deps.trees.checkpoints.refresh();
-    const pick = await vscode.window.showInformationMessage(`MedRL: merged ${nameOf(ck)} into ${h.name}:${target}`, 'Serve It');
+    const pick = await vscode.window.showInformationMessage(`MedRL: merged ${checkpointName(ck)} into ${h.name}:${target}`, 'Serve It');
     if (pick) await vscode.commands.executeCommand('medrl.checkpoints.serve', { ...arg, ck: { ...ck, servable: target } });
   };
 }
@@ -134,7 +118,7 @@ export function downloadCheckpointCommand(deps: Deps) {
     if (!root) throw new Error('open a folder first: checkpoints download into the workspace');
     const { host: h, ck } = arg;
     const rel = await vscode.window.showInputBox({
-      title: `Download ${nameOf(ck)} (${formatBytes(ck.sizeBytes)}) from ${h.name}`,
+      title: `Download ${checkpointName(ck)} (${formatBytes(ck.sizeBytes)}) from ${h.name}`,
       prompt: 'Folder in the workspace to download into (run it again to continue an interrupted download)',
       value: posix.join('checkpoints', ck.run?.id ?? posix.basename(ck.root), posix.basename(ck.path)),
     });
@@ -142,13 +126,15 @@ export function downloadCheckpointCommand(deps: Deps) {
     const dest = vscode.Uri.joinPath(root, rel).fsPath;
     const host = await deps.pool.get(h.name);
     const r = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `MedRL: downloading ${nameOf(ck)}`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `MedRL: downloading ${checkpointName(ck)}`, cancellable: true },
       (progress, token) => downloadWithProgress(deps, host, ck, dest, progress, token),
     );
     deps.ctx.log.info(
       `downloaded ${h.name}:${ck.path} to ${r.dest}: ${r.files} files, ${r.bytes} bytes in ${r.seconds.toFixed(1)} s, sha256 verified`,
     );
-    void vscode.window.showInformationMessage(`MedRL: downloaded ${nameOf(ck)} to ${rel} (${formatBytes(r.bytes)}, sha256 verified)`);
+    void vscode.window.showInformationMessage(
+      `MedRL: downloaded ${checkpointName(ck)} to ${rel} (${formatBytes(r.bytes)}, sha256 verified)`,
+    );
   };
 }
 
@@ -177,7 +163,7 @@ function downloadWithProgress(
     onRetry: (err, n) => ctx.log.warn(`download ${ck.path}: ${String(err)}; continuing (attempt ${n})`),
   }).catch((err: unknown) => {
     if (ac.signal.aborted)
-      throw new Error(`download of ${nameOf(ck)} cancelled; run Download again to continue where it stopped`, { cause: err });
+      throw new Error(`download of ${checkpointName(ck)} cancelled; run Download again to continue where it stopped`, { cause: err });
     throw err;
   });
 }
@@ -190,7 +176,7 @@ export function deleteCheckpointCommand(deps: Deps) {
     if (!arg) return;
     const { host: h, ck } = arg;
     const ok = await vscode.window.showWarningMessage(
-      `Delete ${nameOf(ck)} on ${h.name}?`,
+      `Delete ${checkpointName(ck)} on ${h.name}?`,
       {
         modal: true,
         detail: `${ck.path}\n\nThis frees ${formatBytes(ck.sizeBytes)} and cannot be undone.${ck.latest && ck.framework === 'verl' ? ' It is the latest step: latest_checkpointed_iteration.txt will name the newest step left.' : ''}`,
@@ -201,7 +187,7 @@ export function deleteCheckpointCommand(deps: Deps) {
     const r = await deleteCheckpoint(await deps.pool.get(h.name), ck);
     deps.ctx.log.info(`deleted ${h.name}:${ck.path} (${r.freedBytes} bytes)`);
     deps.trees.checkpoints.refresh();
-    void vscode.window.showInformationMessage(`MedRL: deleted ${nameOf(ck)}: freed ${formatBytes(r.freedBytes)}`);
+    void vscode.window.showInformationMessage(`MedRL: deleted ${checkpointName(ck)}: freed ${formatBytes(r.freedBytes)}`);
   };
 }
 

@@ -14,6 +14,8 @@ export class WorkspaceConfigState implements vscode.Disposable {
   private readonly diagnostics = vscode.languages.createDiagnosticCollection('medrl');
   private current: { uri: vscode.Uri; config: WorkspaceConfig | undefined; problems: Problem[] } | undefined;
   private readonly disposables: vscode.Disposable[] = [this.changed, this.diagnostics];
+  private firstRead!: () => void;
+  private readonly read = new Promise<void>((resolve) => (this.firstRead = resolve));
 
   constructor(private readonly ctx: Ctx) {
     const watcher = vscode.workspace.createFileSystemWatcher('**/medrl.yaml');
@@ -27,6 +29,14 @@ export class WorkspaceConfigState implements vscode.Disposable {
         if (e.affectsConfiguration('medrl.configFile')) void this.reload();
       }),
     );
+  }
+
+  /**
+   * Resolves once medrl.yaml has been read the first time (or found missing or unreadable): a command run from the palette
+   * as the extension activates would otherwise see no medrl.yaml yet.
+   */
+  loaded(): Promise<void> {
+    return this.read;
   }
 
   get uri(): vscode.Uri | undefined {
@@ -60,6 +70,14 @@ export class WorkspaceConfigState implements vscode.Disposable {
   }
 
   async reload(): Promise<void> {
+    try {
+      await this.load();
+    } finally {
+      this.firstRead();
+    }
+  }
+
+  private async load(): Promise<void> {
     const uri = this.expectedUri();
     let next: typeof this.current;
     if (uri) {

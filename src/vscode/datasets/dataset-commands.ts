@@ -5,12 +5,20 @@ import { uploadFiles } from '../../core/datasets/upload-dataset';
 import { formatBytes } from '../../core/format/bytes';
 import type { CommandTable, Deps } from '../deps';
 import { openConvertPanel } from './dataset-convert-panel';
-import { datasetRefFromArg, isLocal, type DatasetRef } from './dataset-ref';
+import { activeDatasetFile, datasetRefFromArg, isLocal, type DatasetRef } from './dataset-ref';
+import { pickDataset } from '../pickers';
 
-function requireRef(arg: unknown): DatasetRef {
-  const ref = datasetRefFromArg(arg);
-  if (!ref) throw new Error('no dataset file: run this from the Datasets view, the Explorer or an open .json/.jsonl/.parquet/.csv file');
-  return ref;
+/**
+ * The dataset file a command acts on: its argument (a Datasets view node, an Explorer file, a ref), the dataset file of
+ * the active editor, or one picked under the dataset roots; undefined when the user backs out.
+ */
+async function datasetArg(deps: Deps, arg: unknown, what: string): Promise<DatasetRef | undefined> {
+  if (arg !== undefined) {
+    const ref = datasetRefFromArg(arg);
+    if (!ref) throw new Error('no dataset file: run this from the Datasets view, the Explorer or an open .json/.jsonl/.parquet/.csv file');
+    return ref;
+  }
+  return activeDatasetFile() ?? (await pickDataset(deps, { title: `Dataset file to ${what}` }));
 }
 
 /** Preview, validate, convert and upload, from the Datasets view, the Explorer and the command palette. */
@@ -22,20 +30,23 @@ export const DATASET_COMMANDS: CommandTable = {
 };
 
 /** Opens a dataset file's preview; a problem node of the Datasets view also names the row to show. */
-export function openDatasetPreviewCommand({ previews }: Deps) {
+export function openDatasetPreviewCommand(deps: Deps) {
   return async (arg?: unknown): Promise<void> => {
     const row =
       typeof arg === 'object' && arg !== null && typeof (arg as { row?: unknown }).row === 'number'
         ? (arg as { row: number }).row
         : undefined;
-    await previews.show(requireRef(arg), row);
+    const ref = await datasetArg(deps, arg, 'preview');
+    if (ref) await deps.previews.show(ref, row);
   };
 }
 
 /** Reads a whole dataset file again and reports its problems. */
-export function validateDatasetCommand({ ctx, inspections }: Deps) {
+export function validateDatasetCommand(deps: Deps) {
+  const { ctx, inspections } = deps;
   return async (arg?: unknown): Promise<void> => {
-    const ref = requireRef(arg);
+    const ref = await datasetArg(deps, arg, 'validate');
+    if (!ref) return;
     const summary = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `MedRL: validating ${posix.basename(ref.path)}`, cancellable: true },
       (progress, token) => {
@@ -63,15 +74,18 @@ export function validateDatasetCommand({ ctx, inspections }: Deps) {
 
 export function convertDatasetCommand(deps: Deps) {
   return async (arg?: unknown): Promise<void> => {
-    await openConvertPanel(deps, requireRef(arg));
+    const ref = await datasetArg(deps, arg, 'convert');
+    if (ref) await openConvertPanel(deps, ref);
   };
 }
 
 /** Copies a dataset file to a folder on another host. */
-export function uploadDatasetCommand({ ctx, state, pool }: Deps) {
+export function uploadDatasetCommand(deps: Deps) {
+  const { ctx, state, pool } = deps;
   return async (arg?: unknown): Promise<void> => {
-    const ref = requireRef(arg);
     if (!vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
+    const ref = await datasetArg(deps, arg, 'upload');
+    if (!ref) return;
     const hosts = workspaceHosts(state.config)
       .map((h) => h.name)
       .filter((h) => h !== ref.host && h !== LOCAL_HOST);

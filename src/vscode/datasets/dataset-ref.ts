@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import { activeFileUri } from '../active-file';
+import { datasetFormatOf } from '../../core/datasets/dataset-reader';
 
 /** A dataset file: a host name and the absolute path on that host. */
 export interface DatasetRef {
@@ -16,10 +17,7 @@ export function isLocal(ref: DatasetRef): boolean {
   return ref.host === LOCAL_HOST;
 }
 
-/**
- * The dataset a command was called with: a file URI (explorer, editor, other features), a tree node or `{host, path}`;
- * with no argument, the file of the active editor.
- */
+/** The dataset a command was called with: a file URI (explorer, editor, other features), a tree node or `{host, path}`. */
 export function datasetRefFromArg(arg: unknown): DatasetRef | undefined {
   if (arg instanceof vscode.Uri) return arg.scheme === 'file' ? { host: LOCAL_HOST, path: arg.fsPath } : undefined;
   if (typeof arg === 'string') return { host: LOCAL_HOST, path: arg };
@@ -28,9 +26,11 @@ export function datasetRefFromArg(arg: unknown): DatasetRef | undefined {
     if (a.ref) return datasetRefFromArg(a.ref);
     if (typeof a.path === 'string') return { host: typeof a.host === 'string' ? a.host : LOCAL_HOST, path: a.path };
   }
-  if (arg === undefined) {
-    const uri = activeFileUri();
-    return uri?.scheme === 'file' ? { host: LOCAL_HOST, path: uri.fsPath } : undefined;
-  }
   return undefined;
+}
+
+/** The file of the active tab when it is a dataset file (by its extension): a command run from the palette acts on it. */
+export function activeDatasetFile(): DatasetRef | undefined {
+  const uri = activeFileUri();
+  return uri?.scheme === 'file' && datasetFormatOf(uri.fsPath) ? { host: LOCAL_HOST, path: uri.fsPath } : undefined;
 }

@@ -5,6 +5,8 @@ import { LOCAL_HOST } from '../../core/config/workspace-config';
 import { discoverEpisodes } from '../../core/episodes/discover';
 import { ReplaySession } from '../../core/episodes/replay-session';
 import { openReplayPanel } from './replay-panel';
+import { BROWSE, pickRun } from '../pickers';
+import { isTrainingRun } from '../../core/runs/run-pick';
 
 /** What `medrl.openEpisodeReplay` accepts: a run ref, a folder or file URI (explorer), or a path on the local host. */
 type ReplayArg = { host: string; dir: string; framework?: 'verl' | 'trl' } | vscode.Uri | string | undefined;
@@ -18,10 +20,16 @@ function isRunRef(a: unknown): a is { host: string; dir: string } {
   );
 }
 
-async function target(arg: ReplayArg): Promise<{ host: string; path: string } | undefined> {
+async function target(deps: Deps, arg: ReplayArg): Promise<{ host: string; path: string } | undefined> {
   if (isRunRef(arg)) return { host: arg.host, path: arg.dir };
   if (arg instanceof vscode.Uri) return { host: LOCAL_HOST, path: arg.fsPath };
   if (typeof arg === 'string' && arg) return { host: LOCAL_HOST, path: arg };
+  const run = await pickRun(deps, {
+    title: 'Run whose episodes to replay',
+    filter: isTrainingRun,
+    browse: '$(folder-opened) Browse for a folder or file of episodes…',
+  });
+  if (run !== BROWSE) return run && { host: run.host, path: run.record.dir };
   const picked = await vscode.window.showOpenDialog({
     canSelectFiles: true,
     canSelectFolders: true,
@@ -37,9 +45,10 @@ export const EPISODE_COMMANDS: CommandTable = {
 };
 
 /** Finds the episode dumps at a run, folder or file and opens them in a replay panel. */
-export function openEpisodeReplayCommand({ ctx, pool }: Deps) {
+export function openEpisodeReplayCommand(deps: Deps) {
+  const { ctx, pool } = deps;
   return async (arg?: ReplayArg): Promise<void> => {
-    const t = await target(arg);
+    const t = await target(deps, arg);
     if (!t) return;
     if (t.host !== LOCAL_HOST && !vscode.workspace.isTrusted)
       throw new Error(`episodes on host "${t.host}": connecting to hosts needs a trusted workspace`);

@@ -5,21 +5,15 @@ import { checkEnvironment } from '../../core/remote/env-check';
 import { defaultSshPaths, listSshAliases } from '../../core/remote/ssh-config';
 import { SshHost } from '../../core/remote/ssh-host';
 import type { CommandTable, Deps } from '../deps';
-import type { HostsNode, HostsTree } from './hosts-tree';
+import type { HostsNode } from './hosts-tree';
+import { pickHost } from '../pickers';
 import { requireTrust } from '../workspace-trust';
 import { editConfigFile } from '../config/config-edit';
 
-/** The host a command is about: the tree item it was run on, or one the user picks. */
-async function pickHost(tree: HostsTree, node: HostsNode | undefined, sshOnly: boolean): Promise<ResolvedHost | undefined> {
+/** The host a command is about: the tree item it was run on, or one the user picks (undefined when they back out). */
+async function hostArg(deps: Deps, node: HostsNode | undefined, title: string, sshOnly: boolean): Promise<ResolvedHost | undefined> {
   if (node?.kind === 'host') return node.entry;
-  const hosts = tree.hosts().filter((h) => !sshOnly || h.kind === 'ssh');
-  if (hosts.length === 0)
-    throw new Error(sshOnly ? 'no SSH hosts in medrl.yaml: run "MedRL: Add Host"' : 'no hosts: create medrl.yaml first');
-  const pick = await vscode.window.showQuickPick(
-    hosts.map((h) => ({ label: h.name, description: h.kind === 'ssh' ? `ssh ${h.sshAlias}` : 'local processes', host: h })),
-    { title: 'MedRL: which host?' },
-  );
-  return pick?.host;
+  return pickHost(deps, { title, sshOnly });
 }
 
 /** Connect, disconnect, open a terminal, add a host and check its environment, from the Hosts view and the palette. */
@@ -31,10 +25,15 @@ export const HOST_COMMANDS: CommandTable = {
   'medrl.hosts.checkEnvironment': checkEnvironmentCommand,
 };
 
-export function connectHostCommand({ ctx, pool, trees: { hosts: tree } }: Deps) {
+export function connectHostCommand(deps: Deps) {
+  const {
+    ctx,
+    pool,
+    trees: { hosts: tree },
+  } = deps;
   return async (node?: HostsNode): Promise<void> => {
     requireTrust();
-    const entry = await pickHost(tree, node, true);
+    const entry = await hostArg(deps, node, 'Host to connect to', true);
     if (!entry) return;
     const host = await pool.get(entry.name);
     // Not cancellable: reaching the host is bounded by ConnectTimeout, and each question can be dismissed.
@@ -49,9 +48,14 @@ export function connectHostCommand({ ctx, pool, trees: { hosts: tree } }: Deps) 
   };
 }
 
-export function disconnectHostCommand({ ctx, pool, trees: { hosts: tree } }: Deps) {
+export function disconnectHostCommand(deps: Deps) {
+  const {
+    ctx,
+    pool,
+    trees: { hosts: tree },
+  } = deps;
   return async (node?: HostsNode): Promise<void> => {
-    const entry = await pickHost(tree, node, true);
+    const entry = await hostArg(deps, node, 'Host to disconnect from', true);
     if (!entry) return;
     const host = await pool.get(entry.name);
     if (host instanceof SshHost) await host.disconnect();
@@ -60,10 +64,10 @@ export function disconnectHostCommand({ ctx, pool, trees: { hosts: tree } }: Dep
   };
 }
 
-export function openHostTerminalCommand({ trees: { hosts: tree } }: Deps) {
+export function openHostTerminalCommand(deps: Deps) {
   return async (node?: HostsNode): Promise<void> => {
     requireTrust();
-    const entry = await pickHost(tree, node, false);
+    const entry = await hostArg(deps, node, 'Host to open a terminal on', false);
     if (!entry) return;
     // The user's own ssh, with the alias: their config, agent and known_hosts apply exactly as in any terminal.
     const terminal =
@@ -117,10 +121,15 @@ export function addHostCommand({ ctx, state, trees: { hosts: tree } }: Deps) {
 }
 
 /** Checks Python, CUDA, the driver and the training packages on a host; the Hosts view shows the report. */
-export function checkEnvironmentCommand({ ctx, pool, trees: { hosts: tree } }: Deps) {
+export function checkEnvironmentCommand(deps: Deps) {
+  const {
+    ctx,
+    pool,
+    trees: { hosts: tree },
+  } = deps;
   return async (node?: HostsNode): Promise<void> => {
     requireTrust();
-    const entry = await pickHost(tree, node, false);
+    const entry = await hostArg(deps, node, 'Host whose environment to check', false);
     if (!entry) return;
     const report = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `MedRL: checking the environment of ${entry.name}…`, cancellable: false },

@@ -67,6 +67,11 @@ export class HostsTree implements vscode.TreeDataProvider<HostsNode>, vscode.Dis
     this.changed.fire(undefined);
   }
 
+  /** An SSH host's connection state as last seen (undefined until the view has shown the host). */
+  connectionState(name: string): SshHostState['state'] | undefined {
+    return this.states.get(name)?.state;
+  }
+
   hosts(): ResolvedHost[] {
     return this.state.config ? workspaceHosts(this.state.config) : [];
   }

@@ -3,6 +3,9 @@ import { detectRewardFunctions } from '../../core/reward/detect-functions';
 import type { CommandTable, Deps } from '../deps';
 import { setJudgeApiKeyCommand } from './judge-keys';
 import type { PlaygroundArgs } from './playground-panel';
+import { LOCAL_HOST } from '../../core/config/workspace-config';
+import { BROWSE, pickRun } from '../pickers';
+import { isTrainingRun } from '../../core/runs/run-pick';
 
 /** "Test in playground" above every verl or TRL reward function in a Python file. */
 class RewardCodeLens implements vscode.CodeLensProvider {
@@ -37,20 +40,24 @@ export function openRewardPlaygroundCommand({ playground }: Deps) {
   };
 }
 
-/** Back-test: a run ref from another feature ({ host, dir }), or a local run folder picked here. */
-export function backtestRewardCommand({ state, playground }: Deps) {
+/** Back-test: a run ref from another feature ({ host, dir }), a run picked from every host's, or a local run folder. */
+export function backtestRewardCommand(deps: Deps) {
+  const { state, playground } = deps;
   return async (arg?: { host?: string; dir?: string }): Promise<void> => {
-    let run = arg?.dir ? { host: arg.host ?? 'local', dir: arg.dir } : undefined;
-    if (!run) {
-      const picked = await vscode.window.showOpenDialog({
-        canSelectFolders: true,
-        canSelectFiles: false,
-        title: 'Run folder to back-test (its rollouts/*.jsonl)',
-        defaultUri: state.root,
-      });
-      if (!picked?.[0]) return;
-      run = { host: 'local', dir: picked[0].fsPath };
-    }
-    playground.open({ run });
+    if (arg?.dir) return playground.open({ run: { host: arg.host ?? LOCAL_HOST, dir: arg.dir } });
+    const run = await pickRun(deps, {
+      title: 'Run whose rollouts to back-test on',
+      filter: isTrainingRun,
+      browse: '$(folder-opened) Browse for a local run folder…',
+    });
+    if (!run) return;
+    if (run !== BROWSE) return playground.open({ run: { host: run.host, dir: run.record.dir } });
+    const picked = await vscode.window.showOpenDialog({
+      canSelectFolders: true,
+      canSelectFiles: false,
+      title: 'Run folder to back-test (its rollouts/*.jsonl)',
+      defaultUri: state.root,
+    });
+    if (picked?.[0]) playground.open({ run: { host: LOCAL_HOST, dir: picked[0].fsPath } });
   };
 }

@@ -18,14 +18,35 @@ import { runFileUri } from './run-file-provider';
 import { runSpecDocument } from '../active-file';
 import { specFileStem } from '../../core/checkpoints/resume-spec';
 import { requireTrust } from '../workspace-trust';
+import { BROWSE, pickRun } from '../pickers';
 
-function runOf(arg: unknown, tree: RunsTree): RunInfo {
+/**
+ * The run a command acts on: the Runs view's node it was run on, a run ref `{ host, id }` (a notification's button), or,
+ * with neither (the palette), one the user picks; undefined when the user backs out.
+ */
+async function runArg(
+  deps: Deps,
+  arg: unknown,
+  title: string,
+  filter?: (run: RunInfo) => boolean,
+  none?: string,
+): Promise<RunInfo | undefined> {
   const node = arg as RunsNode | { host?: string; id?: string } | undefined;
   if (node && 'kind' in node && node.kind === 'run') return node.run;
   const ref = node as { host?: string; id?: string } | undefined;
-  const found = ref?.id ? tree.runs.find((r) => r.record.id === ref.id && (!ref.host || r.host === ref.host)) : undefined;
-  if (!found) throw new Error('select a run in the Runs view');
+  if (!ref?.id) {
+    const run = await pickRun(deps, { title, filter, none });
+    return run === BROWSE ? undefined : run;
+  }
+  // A run just submitted (the "Follow Logs" button of its notification) may be newer than the last listing.
+  if (!runById(deps.trees.runs, ref.id, ref.host)) await deps.trees.runs.refresh();
+  const found = runById(deps.trees.runs, ref.id, ref.host);
+  if (!found) throw new Error(`run ${ref.id} is not in the Runs view: refresh it, or check the host is reachable`);
   return found;
+}
+
+function runById(tree: RunsTree, id: string, host: string | undefined): RunInfo | undefined {
+  return tree.runs.find((r) => r.record.id === id && (!host || r.host === host));
 }
 
 /** Submit, preview, cancel, rerun, clone and open runs, from the editor, the Runs view and the command palette. */
@@ -127,10 +148,18 @@ export function groupRunsByHostCommand({ trees }: Deps) {
 }
 
 /** Stops an active run's trainer after a modal confirmation; its folder stays. */
-export function cancelRunCommand({ ctx, pool, trees }: Deps) {
+export function cancelRunCommand(deps: Deps) {
+  const { ctx, pool, trees } = deps;
   return async (arg: unknown): Promise<void> => {
     requireTrust('Cancelling runs');
-    const run = runOf(arg, trees.runs);
+    const run = await runArg(
+      deps,
+      arg,
+      'Run to cancel',
+      (r) => isActive(r.state),
+      'No queued or running run to cancel on the hosts in medrl.yaml.',
+    );
+    if (!run) return;
     if (!isActive(run.state)) throw new Error(`${run.record.id} is ${stateLabel(run)}: nothing to cancel`);
     const ok = await vscode.window.showWarningMessage(
       `Cancel run ${run.record.name} on ${run.host}?`,
@@ -152,7 +181,8 @@ async function readRunFile({ pool }: Deps, run: RunInfo, name: string): Promise<
 export function rerunCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
     requireTrust('Submitting runs');
-    const run = runOf(arg, deps.trees.runs);
+    const run = await runArg(deps, arg, 'Run to submit again');
+    if (!run) return;
     const text = await readRunFile(deps, run, RUN_FILES.spec);
     const loaded = parseRunSpec(text, `${run.host}:${run.record.dir}/${RUN_FILES.spec}`);
     if (!loaded.spec) throw new LocatedError(`the spec of ${run.record.id} is no longer valid`, loaded.problems);
@@ -164,7 +194,8 @@ export function rerunCommand(deps: Deps) {
 export function cloneRunSpecCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
     requireTrust('Reading run folders');
-    const run = runOf(arg, deps.trees.runs);
+    const run = await runArg(deps, arg, 'Run whose spec to clone');
+    if (!run) return;
     const root = deps.state.root;
     if (!root) throw new Error('open a workspace folder first');
     const text = await readRunFile(deps, run, RUN_FILES.spec);
@@ -176,27 +207,31 @@ export function cloneRunSpecCommand(deps: Deps) {
   };
 }
 
-export function openRunSpecCommand({ trees }: Deps) {
+export function openRunSpecCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
     requireTrust('Reading run folders');
-    const run = runOf(arg, trees.runs);
+    const run = await runArg(deps, arg, 'Run whose spec to open');
+    if (!run) return;
     await vscode.window.showTextDocument(runFileUri(run.host, posix.join(run.record.dir, RUN_FILES.spec)), { preview: true });
   };
 }
 
-export function openLaunchScriptCommand({ trees }: Deps) {
+export function openLaunchScriptCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
     requireTrust('Reading run folders');
-    const run = runOf(arg, trees.runs);
+    const run = await runArg(deps, arg, 'Run whose launch script to open');
+    if (!run) return;
     await vscode.window.showTextDocument(runFileUri(run.host, posix.join(run.record.dir, RUN_FILES.launch)), { preview: true });
   };
 }
 
 /** Opens a file of a run folder (or of one folder below it), picked in a quick pick. */
-export function openRunFolderCommand({ pool, trees }: Deps) {
+export function openRunFolderCommand(deps: Deps) {
+  const { pool } = deps;
   return async (arg: unknown): Promise<void> => {
     requireTrust('Reading run folders');
-    const run = runOf(arg, trees.runs);
+    const run = await runArg(deps, arg, 'Run whose folder to open');
+    if (!run) return;
     const host = await pool.get(run.host);
     const entries = await host.readdir(run.record.dir);
     const pick = await vscode.window.showQuickPick(
@@ -222,19 +257,21 @@ export function openRunFolderCommand({ pool, trees }: Deps) {
   };
 }
 
-export function copyRunIdCommand({ trees }: Deps) {
+export function copyRunIdCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
-    const run = runOf(arg, trees.runs);
+    const run = await runArg(deps, arg, 'Run whose ID to copy');
+    if (!run) return;
     await vscode.env.clipboard.writeText(run.record.id);
     void vscode.window.setStatusBarMessage(`MedRL: copied ${run.record.id}`, 3000);
   };
 }
 
 /** Follows a run's log in its own output channel until the run ends. */
-export function followRunLogsCommand({ trees, runLogs }: Deps) {
+export function followRunLogsCommand(deps: Deps) {
   return async (arg: unknown): Promise<void> => {
     requireTrust('Reading run folders');
-    await runLogs.follow(runOf(arg, trees.runs));
+    const run = await runArg(deps, arg, 'Run whose log to follow');
+    if (run) await deps.runLogs.follow(run);
   };
 }
 

@@ -44,6 +44,12 @@ const ICONS: Record<RunState, [string, string | undefined]> = {
   lost: ['question', 'charts.orange'],
 };
 const STATUS_ORDER: RunState[] = ['running', 'queued', 'failed', 'lost', 'succeeded', 'cancelled'];
+/** A run state's codicon, as the Runs view and the run pickers show it. */
+export function runStateIcon(state: RunState): vscode.ThemeIcon {
+  const [icon, colour] = ICONS[state];
+  return new vscode.ThemeIcon(icon, colour ? new vscode.ThemeColor(colour) : undefined);
+}
+
 /** While any run is queued or running, the tree refreshes itself this often (one round trip per host). */
 const AUTO_REFRESH_MS = 3000;
 
@@ -193,8 +199,7 @@ function runItem(node: RunNode, showHost: boolean): vscode.TreeItem {
   item.description = [stateLabel(run), stepLabel(run), formatDuration(elapsedMs(run)), showHost ? run.host : '']
     .filter(Boolean)
     .join(' · ');
-  const [icon, colour] = ICONS[run.state];
-  item.iconPath = new vscode.ThemeIcon(icon, colour ? new vscode.ThemeColor(colour) : undefined);
+  item.iconPath = runStateIcon(run.state);
   const md = new vscode.MarkdownString();
   md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
   md.appendText(

@@ -13,6 +13,7 @@ import { requireTrust } from '../workspace-trust';
 import { ServiceKeys } from './service-keys';
 import type { ServicesNode } from './services-tree';
 import { runSpecDocument } from '../active-file';
+import { pickCheckpoint, pickService } from '../pickers';
 
 type SvcArg = Extract<ServicesNode, { kind: 'service' }>;
 
@@ -90,12 +91,19 @@ async function pickEngine(): Promise<ServiceEngine | undefined> {
 export function serveCheckpointCommand(deps: Deps) {
   return async (node?: { host: ResolvedHost; ck: Checkpoint }): Promise<void> => {
     requireTrust();
-    if (!node?.ck) throw new Error('pick a checkpoint in the Checkpoints view and choose Serve');
-    const model = servableModel(node.ck);
+    const target = node?.ck
+      ? node
+      : await pickCheckpoint(deps, {
+          title: 'Checkpoint to serve',
+          filter: (ck) => !!ck.servable,
+          none: 'No checkpoint with a HuggingFace folder to serve on the hosts in medrl.yaml: merge a verl checkpoint first (Merge to HuggingFace).',
+        });
+    if (!target) return;
+    const model = servableModel(target.ck);
     const engine = await pickEngine();
     if (!engine) return;
-    const name = checkpointServiceName(node.ck);
-    await serve(deps, node.host, { name, engine, model, servedModelName: name });
+    const name = checkpointServiceName(target.ck);
+    await serve(deps, target.host, { name, engine, model, servedModelName: name });
   };
 }
 
@@ -146,19 +154,22 @@ export function startServicesFromSpecCommand(deps: Deps) {
   };
 }
 
-function svcArg(node?: SvcArg): SvcArg {
-  if (node?.kind !== 'service') throw new Error('pick a service in the Services view');
-  return node;
+/** The service a command acts on: the Services view's item it was run on, or one the user picks; undefined when they back out. */
+async function svcArg(deps: Deps, node: SvcArg | undefined, what: string): Promise<SvcArg | undefined> {
+  if (node?.kind === 'service') return node;
+  return pickService(deps, { title: `Service to ${what}` });
 }
 
 async function urlOf({ trees }: Deps, node: SvcArg): Promise<string> {
   return `http://127.0.0.1:${await trees.services.localPort(node.host, node.svc)}/v1`;
 }
 
-export function stopServiceCommand({ ctx, pool, trees }: Deps) {
+export function stopServiceCommand(deps: Deps) {
+  const { ctx, pool, trees } = deps;
   return async (node?: SvcArg): Promise<void> => {
     requireTrust();
-    const n = svcArg(node);
+    const n = await svcArg(deps, node, 'stop');
+    if (!n) return;
     await stopService(await pool.get(n.host.name), n.svc);
     await trees.services.closeForward(n.svc);
     ctx.log.info(`stopped service ${n.svc.name} on ${n.host.name}`);
@@ -166,10 +177,12 @@ export function stopServiceCommand({ ctx, pool, trees }: Deps) {
   };
 }
 
-export function restartServiceCommand({ ctx, pool, trees, serviceKeys }: Deps) {
+export function restartServiceCommand(deps: Deps) {
+  const { ctx, pool, trees, serviceKeys } = deps;
   return async (node?: SvcArg): Promise<void> => {
     requireTrust();
-    const n = svcArg(node);
+    const n = await svcArg(deps, node, 'restart');
+    if (!n) return;
     // The key is kept only in SecretStorage: the restart hands it to the service again.
     const svc: Service = await restartService(await pool.get(n.host.name), n.svc, await serviceKeys.get(n.svc));
     ctx.log.info(`restarted service ${svc.name} on ${n.host.name}`);
@@ -181,16 +194,20 @@ export function restartServiceCommand({ ctx, pool, trees, serviceKeys }: Deps) {
 export function copyServiceUrlCommand(deps: Deps) {
   return async (node?: SvcArg): Promise<void> => {
     requireTrust();
-    const url = await urlOf(deps, svcArg(node));
+    const n = await svcArg(deps, node, 'copy the URL of');
+    if (!n) return;
+    const url = await urlOf(deps, n);
     await vscode.env.clipboard.writeText(url);
     void vscode.window.showInformationMessage(`MedRL: copied ${url}`);
   };
 }
 
-export function copyServiceApiKeyCommand({ serviceKeys }: Deps) {
+export function copyServiceApiKeyCommand(deps: Deps) {
   return async (node?: SvcArg): Promise<void> => {
     requireTrust();
-    const key = await serviceKeys.get(svcArg(node).svc);
+    const n = await svcArg(deps, node, 'copy the API key of');
+    if (!n) return;
+    const key = await deps.serviceKeys.get(n.svc);
     if (!key) throw new Error('this service has no API key in this VS Code (it was started without one, or elsewhere)');
     await vscode.env.clipboard.writeText(key);
     void vscode.window.showInformationMessage('MedRL: copied the API key');
@@ -200,14 +217,17 @@ export function copyServiceApiKeyCommand({ serviceKeys }: Deps) {
 export function openServiceUrlCommand(deps: Deps) {
   return async (node?: SvcArg): Promise<void> => {
     requireTrust();
-    await vscode.env.openExternal(vscode.Uri.parse(`${await urlOf(deps, svcArg(node))}/models`));
+    const n = await svcArg(deps, node, 'open');
+    if (n) await vscode.env.openExternal(vscode.Uri.parse(`${await urlOf(deps, n)}/models`));
   };
 }
 
-export function showServiceLogCommand({ pool }: Deps) {
+export function showServiceLogCommand(deps: Deps) {
+  const { pool } = deps;
   return async (node?: SvcArg): Promise<void> => {
     requireTrust();
-    const n = svcArg(node);
+    const n = await svcArg(deps, node, 'show the log of');
+    if (!n) return;
     const host = await pool.get(n.host.name);
     const log = `${n.svc.record.dir}/output.log`;
     // The last MiB is what says why a server failed; a long-running server's log can be far bigger.
