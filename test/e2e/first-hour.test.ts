@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runCommand, screenshot } from './harness/code-server';
-import { playgroundFrame } from './harness/playground-frame';
+import { playgroundFrame, webviewWith } from './harness/playground-frame';
 
 /** The README's and the walkthrough's pictures: taken here, on the demo, so they show the product as it is. */
 const IMAGES = join(ROOT, 'docs/images');
@@ -17,15 +17,13 @@ async function picture(page: Page, name: string): Promise<void> {
   copyFileSync(file, join(IMAGES, `${name}.png`));
 }
 
-/** The newest webview's page (code-server puts each webview in an iframe with the page in an inner #active-frame). */
-function newestWebview(page: Page) {
-  return page.frameLocator('iframe.webview.ready >> nth=-1').frameLocator('#active-frame');
-}
-
 /** A quick pick's row, clicked as a user does. */
 async function pick(page: Page, text: string | RegExp): Promise<void> {
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
-  await row.waitFor({ timeout: 30_000 });
+  await row.waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
+    const rows = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+    throw new Error(`no quick pick row with ${String(text)}; the rows: ${rows.join(' | ') || 'none'}: ${String(err)}`);
+  });
   await row.click();
 }
 
@@ -84,7 +82,7 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
     // Its curves: from the palette, nothing selected; the command asks which run.
     await runCommand(page, 'MedRL: Open Run Dashboard');
     await pick(page, 'demo-pubmedqa-grpo');
-    const dashboard = newestWebview(page);
+    const dashboard = await webviewWith(page, 'main.charts', 'run dashboard');
     await dashboard.locator('section.chart[data-chart="reward"]').waitFor({ timeout: 60_000 });
     await dashboard.locator('section.chart[data-chart="reward"] .u-over').waitFor({ timeout: 30_000 });
     await picture(page, 'dashboard');
@@ -92,7 +90,7 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
     // An episode: the same, from the palette.
     await runCommand(page, 'MedRL: Open Episode Replay');
     await pick(page, 'demo-pubmedqa-grpo');
-    const replay = newestWebview(page);
+    const replay = await webviewWith(page, '.vlist-row', 'episode replay');
     await replay.locator('.vlist-row[data-index]').first().waitFor({ timeout: 60_000 });
     await replay.locator('.episode .ep-title').first().waitFor({ timeout: 30_000 });
     const walkSeconds = (Date.now() - started) / 1000;
@@ -101,17 +99,24 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
 
     // The last two screens of the README: a dataset preview and the reward playground.
     await runCommand(page, 'MedRL: Preview Dataset');
-    await pick(page, /train\.parquet/);
-    await newestWebview(page).locator('table, .row, vscode-table').first().waitFor({ timeout: 60_000 });
+    await pick(page, /train\.parquet[\s\S]*pubmedqa/);
+    const dataset = await webviewWith(page, '.table-header', 'dataset preview');
+    await dataset.locator('.meta', { hasText: 'verl RL rows · 180 rows' }).waitFor({ timeout: 60_000 });
     await picture(page, 'dataset');
 
-    await runCommand(page, 'MedRL: Open Reward Playground');
+    // A reward function tried on the run's own answers: back-test from the palette, the run asked for.
+    await runCommand(page, "MedRL: Back-test a Reward Function on a Run's Rollouts");
+    await pick(page, 'demo-pubmedqa-grpo');
     const playground = await playgroundFrame(page);
-    await playground.locator('#load-samples').click();
-    await pick(page, /test\.jsonl/);
-    await playground.locator('#status', { hasText: /samples from/ }).waitFor({ timeout: 30_000 });
+    await playground.locator('#status', { hasText: /\d+ samples from local:.*\/rollouts/ }).waitFor({ timeout: 30_000 });
+    await playground.locator('#scorer-a').click();
+    await playground.locator('#scorer-a li[role="option"]', { hasText: 'multiple_choice_exact.py:compute_score' }).click();
     await playground.locator('#run-all').click();
     await playground.locator('#status', { hasText: 'Done.' }).waitFor({ timeout: 90_000 });
+    await playground.locator('#summary', { hasText: 'Back-test: A against the training scores' }).waitFor();
+    // One answer read in full: its row opens under it.
+    await playground.locator('#results tbody tr.sample').nth(2).click();
+    await playground.locator('#results tbody tr.sample[aria-expanded="true"]').waitFor();
     await picture(page, 'playground');
     await page.close();
   });

@@ -44,6 +44,8 @@ const SAMPLE_KEYS = new Set([
   'expected',
 ]);
 
+const NO_SOLUTION = 'no solution';
+
 /**
  * One row as a reward sample. Accepted shapes: keyed by verl's argument names (`data_source`, `solution_str`,
  * `ground_truth`, `extra_info`); verl rollout dump lines (`output` is the solution, `gts` the ground truth, `input` the
@@ -59,7 +61,7 @@ export function rowToSample(row: unknown): RewardSample {
   if (solution === undefined) {
     throw new Error(
       solutionKey === undefined
-        ? `no solution: a sample needs solution_str, output (verl dump), response or completion (it has: ${Object.keys(r).join(', ') || 'nothing'})`
+        ? `${NO_SOLUTION}: a sample needs solution_str, output (verl dump), response or completion (it has: ${Object.keys(r).join(', ') || 'nothing'})`
         : `${solutionKey} is not text`,
     );
   }
@@ -203,6 +205,23 @@ export async function loadSamples(host: Host, path: string, opts: { limit?: numb
     }
   }
   return out;
+}
+
+/**
+ * What a user reads after loading a file as samples: its problems, except when not one row had an answer to score (a
+ * training dataset's rows are prompts): then one sentence that says so and where answers come from, not a line per row.
+ */
+export function sampleProblemLines(
+  file: string,
+  loaded: Pick<LoadedSamples, 'samples' | 'problems'>,
+  format: (p: Problem) => string,
+): string[] {
+  const noAnswer = loaded.problems.filter((p) => p.message.startsWith(NO_SOLUTION)).length;
+  if (loaded.samples.length > 0 || noAnswer === 0 || noAnswer < loaded.problems.length) return loaded.problems.map(format);
+  return [
+    `${file}: its ${noAnswer} row(s) are prompts with no answer to score (no solution_str, output, response or completion). ` +
+      `Score a run's answers with "MedRL: Back-test a Reward Function on a Run's Rollouts", load a rollout dump, or add a sample by hand.`,
+  ];
 }
 
 /** Parquet values JSON cannot hold (bigint, typed arrays) as plain values. */

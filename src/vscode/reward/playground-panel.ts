@@ -6,7 +6,7 @@ import { loadRollouts, type RunRef } from '../../core/reward/backtest';
 import { loadCases, saveCases } from '../../core/reward/cases';
 import { detectRewardFunctions } from '../../core/reward/detect-functions';
 import { resultsCsv, resultsJsonl } from '../../core/reward/export';
-import { loadSamples } from '../../core/reward/sample-source';
+import { loadSamples, sampleProblemLines } from '../../core/reward/sample-source';
 import { FunctionScorer, JudgeSamplesScorer, type Scorer } from '../../core/reward/scorers';
 import type { RewardSample, ScoreResult } from '../../core/scoring/sample';
 import { judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
@@ -224,7 +224,8 @@ export class RewardPlayground implements vscode.Disposable {
     // Through the pool: in Restricted Mode its local host reads only the workspace.
     const loaded = await loadSamples(await this.pool.get(LOCAL_HOST), uri.fsPath, { limit: 5000 });
     for (const p of loaded.problems) this.ctx.log.warn(`playground samples: ${formatProblem(p)}`);
-    this.setSamples(loaded.samples, vscode.workspace.asRelativePath(uri), loaded.problems.map(formatProblem));
+    const file = vscode.workspace.asRelativePath(uri);
+    this.setSamples(loaded.samples, file, sampleProblemLines(file, loaded, formatProblem));
   }
 
   /** Back-test: the run's rollout dumps become the samples; a run compares the new scores with the training ones. */

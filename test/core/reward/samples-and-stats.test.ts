@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import { MAX_SAMPLE_LINE_BYTES, loadSamples, readSamples, rowToSample } from '../../../src/core/reward/sample-source';
+import { MAX_SAMPLE_LINE_BYTES, loadSamples, readSamples, rowToSample, sampleProblemLines } from '../../../src/core/reward/sample-source';
 import { agreement, cohenKappa, histogram, pearson } from '../../../src/core/reward/agreement';
 import { casesText, casesPathFor, checkCases } from '../../../src/core/reward/cases';
 
@@ -128,6 +128,28 @@ describe('reward samples from files', () => {
       got.problems.map((p) => [p.line, p.message]),
       [[2, 'this line is 8.0 MiB, more than the 8 MiB a sample may take: skipped']],
     );
+  });
+
+  it('a training dataset (prompts, no answers) gets one sentence saying where answers come from, not a problem per row', async () => {
+    const host = new LocalHost();
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-samples-'));
+    const rows = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        JSON.stringify({ data_source: 'pubmedqa', prompt: [{ role: 'user', content: `q${i}` }], reward_model: { ground_truth: 'yes' } }),
+      ).join('\n');
+    writeFileSync(join(dir, 'train.jsonl'), rows(20));
+    const format = (p: { line?: number; message: string }) => `${p.line}: ${p.message}`;
+    const prompts = await loadSamples(host, join(dir, 'train.jsonl'));
+    assert.deepEqual(sampleProblemLines('data/train.jsonl', prompts, format), [
+      'data/train.jsonl: its 20 row(s) are prompts with no answer to score (no solution_str, output, response or completion). ' +
+        `Score a run's answers with "MedRL: Back-test a Reward Function on a Run's Rollouts", load a rollout dump, or add a sample by hand.`,
+    ]);
+    // Some rows with answers: each problem row keeps its own line.
+    writeFileSync(join(dir, 'mixed.jsonl'), `${rows(1)}\n{"solution_str":"yes","ground_truth":"yes"}\n`);
+    const mixed = await loadSamples(host, join(dir, 'mixed.jsonl'));
+    const lines = sampleProblemLines('mixed.jsonl', mixed, format);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^1: no solution: a sample needs solution_str/);
   });
 });
 

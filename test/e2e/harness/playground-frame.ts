@@ -1,19 +1,24 @@
 import type { Frame, Page } from 'playwright-core';
 
-/** The reward playground's page: the webview frame that holds the results table. */
-export async function playgroundFrame(page: Page): Promise<Frame> {
+/** The webview page (a frame) that holds an element matching `selector`: code-server nests each webview in two iframes. */
+export async function webviewWith(page: Page, selector: string, what: string): Promise<Frame> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     for (const f of page.frames()) {
       if (
         await f
-          .locator('#results')
+          .locator(selector)
           .count()
           .catch(() => 0)
       )
         return f;
     }
-    if (Date.now() > deadline) throw new Error('the reward playground webview did not appear');
+    if (Date.now() > deadline) throw new Error(`the ${what} webview did not appear`);
     await page.waitForTimeout(250);
   }
+}
+
+/** The reward playground's page: the webview frame that holds the results table. */
+export function playgroundFrame(page: Page): Promise<Frame> {
+  return webviewWith(page, '#results', 'reward playground');
 }
