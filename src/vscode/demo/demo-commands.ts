@@ -22,12 +22,15 @@ export function openWalkthroughCommand() {
 }
 
 /**
- * In a demo workspace (the marker file at its top), the first time it is trusted: opens "Get started with MedRL Studio"
- * beside nothing else, so the demo's next step is on screen. Only once per profile.
+ * In a demo workspace (the marker file at its top), the first time it is trusted: opens "Get started with MedRL Studio",
+ * so the demo's next step is on screen. Only once per profile, and not when the user turned off
+ * `workbench.welcomePage.walkthroughs.openOnInstall`.
  */
 export function openWalkthroughInDemo(ctx: Ctx): void {
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
   if (!root || ctx.extension.globalState.get(WALKTHROUGH_SHOWN)) return;
+  // VS Code's own switch for walkthroughs that open by themselves: off, the user opens it from the Runs view or palette.
+  if (!vscode.workspace.getConfiguration('workbench.welcomePage').get<boolean>('walkthroughs.openOnInstall', true)) return;
   const open = async (): Promise<void> => {
     try {
       await vscode.workspace.fs.stat(vscode.Uri.joinPath(root, DEMO_MARKER));

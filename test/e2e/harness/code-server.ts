@@ -64,6 +64,9 @@ export class CodeServer {
         'workbench.enableExperiments': false,
         'chat.disableAIFeatures': true,
         'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        // A walkthrough opening by itself takes the focus (and closes a quick pick a test just opened): only the first-hour
+        // walk, which runs on the demo's own settings, wants it.
+        'workbench.welcomePage.walkthroughs.openOnInstall': false,
         ...extraSettings,
       }),
     );
