@@ -74,7 +74,8 @@ describe('commands that ask: run from the palette with nothing selected, they of
     assert.match(rows.at(-1)!, /Browse for a run folder/, 'the last item browses for a folder');
     await pick(page, 'demo-pubmedqa-grpo');
     await page.locator('.tab', { hasText: 'Metrics: demo-pubmedqa-grpo' }).waitFor({ timeout: 30_000 });
-    const chip = webview(page).locator('.run[data-run-id="r0"]');
+    // The run's chip shows at once; its steps count once the metrics are read.
+    const chip = webview(page).locator('.run[data-run-id="r0"]:not([data-steps="0"])');
     await chip.waitFor({ timeout: 30_000 });
     const steps = Number(await chip.getAttribute('data-steps'));
     assert.ok(steps > 0, `the dashboard charts the run's steps (${steps})`);

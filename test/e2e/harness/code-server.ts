@@ -64,10 +64,17 @@ export class CodeServer {
         'workbench.enableExperiments': false,
         'chat.disableAIFeatures': true,
         'workbench.secondarySideBar.defaultVisibility': 'hidden',
-        // A walkthrough opening by itself takes the focus (and closes a quick pick a test just opened): only the first-hour
-        // walk, which runs on the demo's own settings, wants it.
-        'workbench.welcomePage.walkthroughs.openOnInstall': false,
         ...extraSettings,
+      }),
+    );
+    // A walkthrough opening by itself takes the focus (and closes a quick pick a test just opened): only the first-hour
+    // walk, on the demo's own settings, wants it. The setting is machine-scoped, so the extension host of a remote
+    // window (code-server's) reads it from the machine's settings, not the user's.
+    mkdirSync(join(this.userDataDir, 'Machine'), { recursive: true });
+    writeFileSync(
+      join(this.userDataDir, 'Machine/settings.json'),
+      JSON.stringify({
+        'workbench.welcomePage.walkthroughs.openOnInstall': extraSettings['workbench.welcomePage.walkthroughs.openOnInstall'] ?? false,
       }),
     );
     const install = spawnSync(
