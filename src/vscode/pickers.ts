@@ -1,12 +1,14 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
-import { workspaceHosts, type ResolvedHost } from '../core/config/workspace-config';
+import { LOCAL_HOST, workspaceHosts, type ResolvedHost } from '../core/config/workspace-config';
+import { parseRunSpec } from '../core/runs/load-run-spec';
 import type { Checkpoint } from '../core/checkpoints/checkpoint';
 import { checkpointPickItems } from '../core/checkpoints/checkpoint-pick';
 import type { SshHostState } from '../core/remote/ssh-host';
 import type { RunInfo } from '../core/runs/list-runs';
 import { runPickItems } from '../core/runs/run-pick';
 import type { Deps } from './deps';
+import type { WorkspaceConfigState } from './config/workspace-config-state';
 import type { CheckpointsNode } from './checkpoints/checkpoints-tree';
 import type { DatasetRef } from './datasets/dataset-ref';
 import type { DatasetsNode } from './datasets/datasets-tree';
@@ -265,4 +267,49 @@ export async function pickService(deps: Deps, opts: { title: string }): Promise<
       }));
   });
   return only(r);
+}
+
+interface SpecItem extends vscode.QuickPickItem {
+  uri: vscode.Uri;
+  runnable: boolean;
+}
+
+/**
+ * A quick pick of the workspace's run specs: name, framework and host of each; the ones whose host is in medrl.yaml
+ * first (the demo's local spec before the seeds that need GPU hosts), then by file name.
+ */
+export async function pickRunSpec(state: WorkspaceConfigState): Promise<vscode.Uri | undefined> {
+  const known = workspaceHosts(state.config).map((h) => h.name);
+  const defaultHost = state.config?.defaults.host ?? LOCAL_HOST;
+  const files = await vscode.workspace.findFiles('**/configs/*.{yaml,yml}', '**/node_modules/**', 200);
+  if (files.length === 0)
+    throw new Error('no run specs in this workspace: a run spec is a YAML file in configs/ ("MedRL: New Run…" writes one)');
+  const items: SpecItem[] = [];
+  for (const uri of files) {
+    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+    const { spec, problems } = parseRunSpec(text, uri.fsPath);
+    const file = vscode.workspace.asRelativePath(uri);
+    if (!spec) {
+      const errors = problems.filter((p) => p.severity === 'error').length;
+      items.push({ uri, runnable: false, label: `$(warning) ${file}`, description: `${errors} problem(s): open it to see them` });
+      continue;
+    }
+    const host = spec.host ?? defaultHost;
+    const runnable = known.includes(host);
+    items.push({
+      uri,
+      runnable,
+      label: `$(rocket) ${spec.name}`,
+      description: `${spec.framework} ${spec.algorithm} · ${host}`,
+      detail: runnable ? file : `${file} · host "${host}" is not in medrl.yaml`,
+    });
+  }
+  items.sort((a, b) => Number(b.runnable) - Number(a.runnable) || a.uri.path.localeCompare(b.uri.path));
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Which run spec?',
+    placeHolder: 'A run spec from configs/ (specs whose host is in medrl.yaml first)',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  return picked?.uri;
 }

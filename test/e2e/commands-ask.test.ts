@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { FrameLocator, Page } from 'playwright-core';
-import { ROOT, codeServerForSuite, openMedrlContainer, runCommand, screenshot } from './harness/code-server';
+import { ROOT, codeServerForSuite, openMedrlContainer, pickQuickItem, runCommand, screenshot } from './harness/code-server';
 
 const cli = (args: string[], cwd: string) =>
   execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { cwd, encoding: 'utf8' });
@@ -46,10 +46,6 @@ async function pickRows(page: Page, name: string): Promise<string[]> {
   return rows.allInnerTexts();
 }
 
-async function pick(page: Page, name: string): Promise<void> {
-  await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: name }).first().click();
-}
-
 /** The newest webview's page (code-server puts each in an iframe with the page in an inner #active-frame). */
 function webview(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready >> nth=-1').frameLocator('#active-frame');
@@ -72,7 +68,7 @@ describe('commands that ask: run from the palette with nothing selected, they of
     assert.match(runRows[0]!, /demo-pubmedqa-grpo/, `the newest run first: ${rows.join(' | ')}`);
     assert.match(runRows[1]!, /older-run/);
     assert.match(rows.at(-1)!, /Browse for a run folder/, 'the last item browses for a folder');
-    await pick(page, 'demo-pubmedqa-grpo');
+    await pickQuickItem(page, 'demo-pubmedqa-grpo');
     await page.locator('.tab', { hasText: 'Metrics: demo-pubmedqa-grpo' }).waitFor({ timeout: 30_000 });
     // The run's chip shows at once; its steps count once the metrics are read.
     const chip = webview(page).locator('.run[data-run-id="r0"]:not([data-steps="0"])');
@@ -83,14 +79,14 @@ describe('commands that ask: run from the palette with nothing selected, they of
 
     await runCommand(page, 'MedRL: Open Episode Replay');
     await pickRows(page, 'demo-pubmedqa-grpo');
-    await pick(page, 'demo-pubmedqa-grpo');
+    await pickQuickItem(page, 'demo-pubmedqa-grpo');
     await webview(page).locator('.vlist-row[data-index]').first().waitFor({ timeout: 30_000 });
     await screenshot(page, 'commands-ask-replay');
     await runCommand(page, 'View: Close All Editors');
 
     await runCommand(page, 'MedRL: Copy Run ID');
     await pickRows(page, 'older-run');
-    await pick(page, 'demo-pubmedqa-grpo');
+    await pickQuickItem(page, 'demo-pubmedqa-grpo');
     await page.locator('.statusbar', { hasText: `MedRL: copied ${newest.id}` }).waitFor({ timeout: 10_000 });
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), newest.id);
 

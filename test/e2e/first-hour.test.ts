@@ -5,7 +5,16 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runCommand, screenshot } from './harness/code-server';
+import {
+  ROOT,
+  codeServerForSuite,
+  focusPane,
+  openMedrlContainer,
+  pane,
+  pickQuickItem,
+  runCommand,
+  screenshot,
+} from './harness/code-server';
 import { playgroundFrame, webviewWith } from './harness/playground-frame';
 
 /** The README's and the walkthrough's pictures: taken here, on the demo, so they show the product as it is. */
@@ -15,16 +24,6 @@ async function picture(page: Page, name: string): Promise<void> {
   const file = await screenshot(page, `first-hour-${name}`);
   mkdirSync(IMAGES, { recursive: true });
   copyFileSync(file, join(IMAGES, `${name}.png`));
-}
-
-/** A quick pick's row, clicked as a user does. */
-async function pick(page: Page, text: string | RegExp): Promise<void> {
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
-  await row.waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
-    const rows = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
-    throw new Error(`no quick pick row with ${String(text)}; the rows: ${rows.join(' | ') || 'none'}: ${String(err)}`);
-  });
-  await row.click();
 }
 
 /** A step of the walkthrough: its title expands it; its button runs the step's command. */
@@ -81,7 +80,7 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
 
     // Its curves: from the palette, nothing selected; the command asks which run.
     await runCommand(page, 'MedRL: Open Run Dashboard');
-    await pick(page, 'demo-pubmedqa-grpo');
+    await pickQuickItem(page, 'demo-pubmedqa-grpo');
     const dashboard = await webviewWith(page, 'main.charts', 'run dashboard');
     await dashboard.locator('section.chart[data-chart="reward"]').waitFor({ timeout: 60_000 });
     await dashboard.locator('section.chart[data-chart="reward"] .u-over').waitFor({ timeout: 30_000 });
@@ -89,7 +88,7 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
 
     // An episode: the same, from the palette.
     await runCommand(page, 'MedRL: Open Episode Replay');
-    await pick(page, 'demo-pubmedqa-grpo');
+    await pickQuickItem(page, 'demo-pubmedqa-grpo');
     const replay = await webviewWith(page, '.vlist-row', 'episode replay');
     await replay.locator('.vlist-row[data-index]').first().waitFor({ timeout: 60_000 });
     await replay.locator('.episode .ep-title').first().waitFor({ timeout: 30_000 });
@@ -99,14 +98,14 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
 
     // The last two screens of the README: a dataset preview and the reward playground.
     await runCommand(page, 'MedRL: Preview Dataset');
-    await pick(page, /train\.parquet[\s\S]*pubmedqa/);
+    await pickQuickItem(page, /train\.parquet[\s\S]*pubmedqa/);
     const dataset = await webviewWith(page, '.table-header', 'dataset preview');
     await dataset.locator('.meta', { hasText: 'verl RL rows · 180 rows' }).waitFor({ timeout: 60_000 });
     await picture(page, 'dataset');
 
     // A reward function tried on the run's own answers: back-test from the palette, the run asked for.
     await runCommand(page, "MedRL: Back-test a Reward Function on a Run's Rollouts");
-    await pick(page, 'demo-pubmedqa-grpo');
+    await pickQuickItem(page, 'demo-pubmedqa-grpo');
     const playground = await playgroundFrame(page);
     await playground.locator('#status', { hasText: /\d+ samples from local:.*\/rollouts/ }).waitFor({ timeout: 30_000 });
     await playground.locator('#scorer-a').click();

@@ -223,6 +223,16 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
+/** Clicks the first row of the open quick pick that has `text`, as a user does; on a timeout, says which rows it had. */
+export async function pickQuickItem(page: Page, text: string | RegExp): Promise<void> {
+  const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
+    const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
+    throw new Error(`no quick pick row with ${String(text)}; the rows: ${rows.join(' | ') || 'none'}: ${String(err)}`);
+  });
+  await row.click();
+}
+
 /** Opens a workspace file by name through Quick Open (Ctrl+P), as a user does, and waits for its editor tab. */
 export async function openFile(page: Page, name: string): Promise<void> {
   await page.keyboard.press('Control+P');
