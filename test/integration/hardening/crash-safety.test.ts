@@ -24,8 +24,8 @@ import { seededRandom } from '../../../src/core/random/seeded-random';
 const CLI = join(ROOT, 'dist/cli.js');
 const KILLS = 200;
 const PARALLEL = 12;
-/** The suite stops starting rounds after this long (it needs the kills; the budget is for a slow shared machine). */
-const BUDGET_MS = 320_000;
+/** The suite stops starting rounds after this long (it needs the kills; CI machines took up to 324 s for 200, so the budget leaves room). */
+const BUDGET_MS = 480_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -184,7 +184,7 @@ describe('crash safety: submits killed and cut off at random moments lose no job
     }
   }
 
-  it(`${KILLS} kills and dropped connections at random points: 0 lost, 0 uncancellable`, { timeout: 600_000 }, async () => {
+  it(`${KILLS} kills and dropped connections at random points: 0 lost, 0 uncancellable`, { timeout: 780_000 }, async () => {
     const seed = Number(process.env.MEDRL_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
     console.log(`[crash-safety] seed ${seed} (MEDRL_CRASH_SEED=${seed} replays it)`);
     const random = seededRandom(seed);
