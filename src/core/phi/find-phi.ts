@@ -1,11 +1,19 @@
 import type { PhiFinding } from './phi-categories';
+import { findNames } from './name-recogniser';
+import { findStructured } from './structured-recognisers';
 
 /**
- * Every identifier in `text`, in order, none overlapping.
- * TEMPORARY STAND-IN while the detector is written: phones only.
+ * Every identifier in `text`, in order, none overlapping. Where findings overlap the longer wins (a street address over the
+ * name of its street); of two with the same span, the structured one (a labelled fax over a phone).
  */
 export function findPhi(text: string): PhiFinding[] {
-  const out: PhiFinding[] = [];
-  for (const m of text.matchAll(/\(?\b\d{3}\)?[ .-]\d{3}[ .-]\d{4}\b/g)) out.push({ category: 'phone', start: m.index, end: m.index + m[0].length });
-  return out;
+  const all = [...findStructured(text), ...findNames(text)];
+  if (all.length < 2) return all;
+  const ordered = all
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => b.f.end - b.f.start - (a.f.end - a.f.start) || a.i - b.i)
+    .map((x) => x.f);
+  const kept: PhiFinding[] = [];
+  for (const f of ordered) if (!kept.some((k) => f.start < k.end && k.start < f.end)) kept.push(f);
+  return kept.sort((a, b) => a.start - b.start);
 }

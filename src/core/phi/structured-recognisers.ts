@@ -1,0 +1,167 @@
+import type { PhiCategory, PhiFinding } from './phi-categories';
+
+/*
+ * Pattern recognisers for the structured Safe Harbor identifiers, after Microsoft Presidio's (a pattern, context words that
+ * must precede it, a validity check) and Philter's clinical rules (what a clinical look-alike is: 142/91, 14/15, 500 mg,
+ * "3-day history", E11.9). A recogniser may report only part of its match (the value after a label).
+ */
+
+interface Recogniser {
+  category: PhiCategory;
+  pattern: RegExp;
+  /** Which capture group is the identifier (default: the whole match). */
+  group?: number;
+  /** Returns false for a match that only looks like the identifier. */
+  valid?: (m: RegExpExecArray, text: string) => boolean;
+}
+
+/** USPS street suffixes (Publication 28, appendix C1), spelled out and abbreviated, and the British Close. */
+const STREET_SUFFIXES = [
+  'Alley|Annex|Arcade|Avenue|Ave|Bayou|Beach|Bend|Bluffs?|Bottom|Boulevard|Blvd|Branch|Bridge|Brooks?|Burgs?|Bypass|Camp|Canyon',
+  'Cape|Causeway|Centers?|Circles?|Cir|Cliffs?|Close|Club|Commons?|Corners?|Course|Courts?|Ct|Coves?|Creek|Crescent|Crest|Crossing',
+  'Crossroads?|Curve|Dale|Dam|Divide|Drives?|Dr|Estates?|Expressway|Extensions?|Falls?|Ferry|Fields?|Flats?|Fords?|Forest|Forges?',
+  'Forks?|Fort|Freeway|Gardens?|Gateway|Glens?|Greens?|Groves?|Harbors?|Haven|Heights|Highway|Hwy|Hills?|Hollow|Inlet|Islands?',
+  'Isle|Junctions?|Keys?|Knolls?|Lakes?|Landing|Lane|Ln|Lights?|Loaf|Locks?|Lodge|Loop|Mall|Manors?|Meadows?|Mews|Mills?|Mission',
+  'Motorway|Mount|Mountains?|Neck|Orchard|Oval|Overpass|Parks?|Parkways?|Pkwy|Pass|Passage|Path|Pike|Pines?|Place|Pl|Plains?|Plaza',
+  'Points?|Ports?|Prairie|Radial|Ramp|Ranch|Rapids?|Rest|Ridges?|River|Roads?|Rd|Route|Row|Rue|Run|Shoals?|Shores?|Skyway|Springs?',
+  'Spurs?|Squares?|Sq|Station|Stravenue|Stream|Streets?|St|Summit|Terrace|Ter|Throughway|Trace|Track|Trafficway|Trail|Trl|Tunnel',
+  'Broadway|Turnpike|Underpass|Unions?|Valleys?|Viaduct|Views?|Villages?|Ville|Vista|Walks?|Wall|Ways?|Wells?',
+].join('|');
+/** US state and territory codes (a ZIP code follows one). */
+const STATES = 'A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY]|PR|GU|VI';
+const MONTHS =
+  'Jan(?:uary|\\.)?|Feb(?:ruary|\\.)?|Mar(?:ch|\\.)?|Apr(?:il|\\.)?|May|June?|July?|Aug(?:ust|\\.)?|Sep(?:t(?:ember|\\.)?|\\.)?|Oct(?:ober|\\.)?|Nov(?:ember|\\.)?|Dec(?:ember|\\.)?';
+const DAY = '(?:0?[1-9]|[12]\\d|3[01])(?:st|nd|rd|th)?';
+const YEAR = '(?:1[89]\\d\\d|20\\d\\d)';
+/** Words after which a bare month/day like 3/14 is a date (a score like 14/15 has none). */
+const DATE_CONTEXT =
+  /(?:\b(?:on|since|from|until|dated?|dob|born|admitted|discharged|seen|visit|surgery|onset|by|through)\b[:\s]*|\bd\.?o\.?b\.?[:\s]*)$/i;
+
+/** A label, then `:`/`#`/`no.` and spaces, then a value with at least one digit (the number a label names). */
+function labelled(labels: string, value = '[A-Z0-9][A-Z0-9-]{3,19}'): RegExp {
+  return new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*(${value})\\b`, 'gi');
+}
+const hasDigit = (m: RegExpExecArray) => /\d/.test(m[1]);
+
+/** US phone shapes: (617) 555-0142, 617-555-0142, 617.555.0142, +1 617 555 0142, with an optional extension. */
+const PHONE = '(?:\\+?1[\\s.-]?)?(?:\\(\\d{3}\\)\\s?|\\d{3}[\\s.-])\\d{3}[\\s.-]\\d{4}(?:\\s?(?:x|ext\\.?)\\s?\\d{1,5})?';
+
+function ipv4Valid(m: RegExpExecArray): boolean {
+  return m[0].split('.').every((o) => Number(o) <= 255 && (o.length === 1 || o[0] !== '0'));
+}
+
+/** Social Security numbers the SSA never issues (area 000, 666, 9xx; group 00; serial 0000), as Presidio's UsSsnRecognizer. */
+function ssnValid(m: RegExpExecArray): boolean {
+  const d = m[0].replace(/\D/g, '');
+  const area = d.slice(0, 3);
+  return area !== '000' && area !== '666' && area[0] !== '9' && d.slice(3, 5) !== '00' && d.slice(5) !== '0000' && !/^(\d)\1+$/.test(d);
+}
+
+/** DEA registration number: two letters and seven digits whose checksum holds (Presidio's MedicalLicenseRecognizer). */
+function deaValid(m: RegExpExecArray): boolean {
+  const d = m[0].slice(2).split('').map(Number);
+  const sum = d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5]);
+  return sum % 10 === d[6];
+}
+
+function monthDayValid(mo: string, day: string): boolean {
+  const m = Number(mo);
+  const d = Number(day);
+  return m >= 1 && m <= 12 && d >= 1 && d <= 31;
+}
+
+export const RECOGNISERS: Recogniser[] = [
+  { category: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g },
+  { category: 'url', pattern: /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi },
+  { category: 'ip', pattern: /\b(?:\d{1,3}\.){3}\d{1,3}\b(?!\.\d)/g, valid: ipv4Valid },
+  { category: 'ip', pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi },
+  // Fax before phone: the same number shape after a fax label is a fax.
+  { category: 'fax', pattern: new RegExp(`\\bfax(?:\\s*(?:number|no\\.?|#))?\\s*[:#]?\\s*(${PHONE})(?!\\d)`, 'gi'), group: 1 },
+  { category: 'ssn', pattern: /\b\d{3}-\d{2}-\d{4}\b/g, valid: ssnValid },
+  { category: 'ssn', pattern: /\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b/gi, group: 1 },
+  { category: 'phone', pattern: new RegExp(`(?<![\\w/])${PHONE}(?![\\w/])`, 'g') },
+  // Numbers a label names: medical record / account, plan and beneficiary, licence, device.
+  {
+    category: 'mrn',
+    pattern: labelled('MRN|MR|medical record|med rec|record|account|acct|patient id|hospital|chart|encounter|visit id'),
+    group: 1,
+    valid: hasDigit,
+  },
+  {
+    category: 'plan',
+    pattern: labelled('health plan|insurance|insurance id|member|member id|policy|subscriber|beneficiary|group|medicaid|medicare|HICN|MBI'),
+    group: 1,
+    valid: hasDigit,
+  },
+  { category: 'licence', pattern: labelled("licen[cs]e|lic\\.?|DEA|NPI|driver'?s licen[cs]e|certificate"), group: 1, valid: hasDigit },
+  { category: 'licence', pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/g, valid: deaValid },
+  {
+    category: 'device',
+    pattern: labelled('serial|S\\/N|SN|device|device id|UDI|pacemaker|implant|lot', '[A-Z0-9][A-Z0-9-]{3,29}'),
+    group: 1,
+    valid: hasDigit,
+  },
+  // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits alone.
+  { category: 'mrn', pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/g },
+  { category: 'mrn', pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/g },
+  // Dates: numeric with a year, ISO, month names; a bare month/day only after a word that introduces a date.
+  {
+    category: 'date',
+    pattern: /(?<![\d.])\b(0?[1-9]|1[0-2])[/.-](0?[1-9]|[12]\d|3[01])[/.-](\d{4}|\d{2})\b(?![/.-]\d)/g,
+  },
+  { category: 'date', pattern: /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b/g },
+  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\s+${DAY}(?:,?\\s+${YEAR})?\\b`, 'g') },
+  { category: 'date', pattern: new RegExp(`\\b${DAY}(?:\\s+of)?\\s+(?:${MONTHS}),?\\s+${YEAR}\\b`, 'g') },
+  { category: 'date', pattern: new RegExp(`\\b${DAY}-(?:${MONTHS})-(?:${YEAR}|\\d{2})\\b`, 'g') },
+  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\.?,?\\s+${YEAR}\\b`, 'g') },
+  {
+    category: 'date',
+    pattern: /\b(0?[1-9]|1[0-2])\/(0?[1-9]|[12]\d|3[01])\b(?!\/|\s*(?:mm\s*hg|mmhg))/gi,
+    valid: (m, text) => monthDayValid(m[1], m[2]) && DATE_CONTEXT.test(text.slice(Math.max(0, m.index - 24), m.index)),
+  },
+  // Ages over 89 (Safe Harbor keeps younger ages).
+  {
+    category: 'age',
+    pattern: /\b(9\d|1[01]\d)(?=(?:[-\s]?(?:years?|yrs?|y)[-\s]?(?:old|\/o|o\b)|[-\s]?yo\b|\s+years?\s+of\s+age))/gi,
+  },
+  { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/gi, group: 1 },
+  // Street addresses (a number, up to four words and a USPS street suffix, then a unit), and a city, state before a ZIP code.
+  {
+    category: 'address',
+    pattern: new RegExp(
+      `\\b\\d{1,6}[ \\t]+(?:(?:[NSEW]\\.?|\\d+(?:st|nd|rd|th)|[A-Z][A-Za-z'’-]*[a-z])[ \\t]+){1,4}(?:${STREET_SUFFIXES})\\b\\.?(?:,?[ \\t]+(?:Apt|Apartment|Suite|Ste|Unit|#)\\.?[ \\t]*[A-Z0-9-]+)?`,
+      'g',
+    ),
+  },
+  {
+    category: 'address',
+    pattern: new RegExp(`\\b((?:[A-Z][a-z]+[ \\t]){0,2}[A-Z][a-z]+)(?=,[ \\t]*(?:${STATES})[ \\t]+\\d{5}\\b)`, 'g'),
+  },
+  { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/gi },
+  {
+    category: 'zip',
+    pattern: new RegExp(`(?<=\\b(?:${STATES}),?\\s+)\\d{5}(?:-\\d{4})?\\b`, 'g'),
+  },
+  { category: 'zip', pattern: /\b(?:zip(?:\s*code)?|postal code)\s*[:#]?\s*(\d{5}(?:-\d{4})?)\b/gi, group: 1 },
+  { category: 'zip', pattern: /\b\d{5}-\d{4}\b/g },
+];
+
+/** Every structured identifier in `text` the recognisers find (overlaps allowed; the caller resolves them). */
+export function findStructured(text: string): PhiFinding[] {
+  const out: PhiFinding[] = [];
+  for (const r of RECOGNISERS) {
+    r.pattern.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = r.pattern.exec(text)) !== null) {
+      // A look-alike may hide a real match that starts inside it ("Pacemaker serial number: PM-2039"): look again from the next character.
+      if (r.valid && !r.valid(m, text)) {
+        r.pattern.lastIndex = m.index + 1;
+        continue;
+      }
+      const value = r.group ? m[r.group] : m[0];
+      const start = r.group ? m.index + m[0].lastIndexOf(value) : m.index;
+      out.push({ category: r.category, start, end: start + value.length });
+    }
+  }
+  return out;
+}
