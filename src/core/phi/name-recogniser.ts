@@ -3,24 +3,25 @@ import { nameLexicon, type NameLexicon } from './name-lexicon';
 
 /*
  * Names in clinical text, Philter-style: a capitalised word is a name when its context says so (a title, a label such as
- * "Patient:" or "seen by", a relative such as "her husband"), or when the lexicon knows it as a given name; a surname from the
- * lexicon counts next to a given name. Eponyms (Graves disease, Murphy sign) and department names are not names.
+ * "Patient:", a relative such as "her husband"), when the lexicon knows it as a given name, or when it runs with other
+ * capitalised words the lexicon knows as no common word ("Rosina Keeling was referred"). A surname from the lexicon counts
+ * before a given name ("Smith, John"). Eponyms (Graves disease, Murphy sign), departments and institutions are not names.
+ * One pass over the capitalised words of the text; a name never runs across a line break.
  */
 
-const WORD = "[A-Z][A-Za-z'’]*[a-z](?:-[A-Z][A-Za-z'’]*[a-z])?";
-const INITIAL = '[A-Z]\\.';
-/** Up to three name words or initials after the first. */
-const SEQ = `${WORD}(?:[ \\t]+(?:${INITIAL}|${WORD})){0,3}`;
-/** After a label a name may be written surname first: "Name: Smith, John". */
-const LABELLED_SEQ = `${WORD}(?:,?[ \\t]+(?:${INITIAL}|${WORD})){0,3}`;
+const WORD_SRC = "[A-Z][A-Za-z'’]*[a-z](?:-[A-Z][A-Za-z'’]*[a-z])?";
+const WORD = new RegExp(`\\b${WORD_SRC}`, 'g');
+/** The next word of a name on the same line: a word or an initial, after spaces (and a comma: "Smith, John"). */
+const NEXT = new RegExp(`(,?)[ \\t]+([A-Z]\\.|${WORD_SRC})`, 'y');
 
 /** Any capitalisation of each word: "patient", "Patient", "PATIENT". */
 function anyCase(words: string[]): string {
-  return words.map((w) => `${w}|${w[0].toUpperCase()}${w.slice(1)}|${w.toUpperCase()}`).join('|');
+  return words.map((w) => `${w}|${w.charAt(0).toUpperCase()}${w.slice(1)}|${w.toUpperCase()}`).join('|');
 }
 
-const TITLE = new RegExp(`\\b(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor|Nurse|Sister)\\.?[ \\t]+(${SEQ})`, 'g');
-const LABEL = new RegExp(
+/** What may stand before a name; each match ends where the name would start. */
+const TITLE_BEFORE = /\b(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor|Nurse|Sister)\.?[ \t]+(?=[A-Z])/g;
+const LABEL_BEFORE = new RegExp(
   `\\b(?:${anyCase([
     'patient name',
     'patient',
@@ -32,6 +33,7 @@ const LABEL = new RegExp(
     'resident',
     'surgeon',
     'pcp',
+    'cc',
     'referring physician',
     'signed by',
     'cosigned by',
@@ -42,14 +44,15 @@ const LABEL = new RegExp(
     'emergency contact',
     'next of kin',
     'guardian',
-  ])})[ \\t]*:[ \\t]*(${LABELLED_SEQ})`,
+  ])})[ \\t]*:[ \\t]*(?=[A-Z])`,
   'g',
 );
-const RELATION = new RegExp(
+const RELATION_BEFORE = new RegExp(
   `\\b(?:${anyCase([
     'seen by',
     'referred by',
     'discussed with',
+    'spoke with',
     'signed by',
     'husband',
     'wife',
@@ -68,79 +71,103 @@ const RELATION = new RegExp(
     'nephew',
     'friend',
     'named',
-  ])})(?:,[ \\t]*|[ \\t]+)(${SEQ})`,
+  ])})(?:,[ \\t]*|[ \\t]+)(?=[A-Z])`,
   'g',
 );
-/** A surname, a comma and a given name: "Smith, John". */
-const SURNAME_FIRST = new RegExp(`\\b(${WORD}),[ \\t]+(${WORD})\\b`, 'g');
-const CAPITALISED = new RegExp(`\\b${WORD}`, 'g');
-/** Two or three capitalised words before a lower-case word: "Rosina Keeling was referred". */
-const CAPITALISED_RUN = new RegExp(`\\b${WORD}(?:[ \\t]+${WORD}){1,2}(?=[ \\t,]+[a-z])`, 'g');
 
-/** What follows an eponym: "Graves disease", "Murphy's sign", "Glasgow Coma Scale". */
+/** What follows an eponym: "Graves disease", "Murphy's sign", "Tanner stage". */
 const EPONYM_AFTER =
   /^(?:['’]s|s['’])?\s+(?:disease|syndrome|sign|test|reflex|maneuver|manoeuvre|score|scale|criteria|classification|palsy|phenomenon|lymphoma|sarcoma|tumou?r|ulcer|fracture|procedure|operation|catheter|tube|law|triad|node|granules?|bodies|cells?|stain|method|coma|equation|formula|position|incision|hernia|diverticulum|aneurysm|ring|line|point|space|block|stage|staging)\b/i;
-/** Capitalised words after a label that are not people: departments, services, places in a hospital. */
+/** Capitalised words that are not people: departments, institutions, pronouns, sentence openers. */
 const NOT_A_PERSON =
   /^(?:[A-Z][a-z]+(?:ology|ologists?|iatrics|pedics|care|unit|ward|room|clinic|department|service|services)|Emergency|Medicine|Surgery|Oncology|Family|Primary|Internal|General|Intensive|Critical|Home|Social|Physical|Occupational|The|This|His|Her|Their|He|She|They|It|A|An|No|None|Unknown|Male|Female|Patient|Team|National|International|American|European|Institute|Institutes|Hospital|University|Center|Centre|Medical|Health|Society|Association|College|Foundation|Registry|Administration|Agency|Trial|Study|Group|Index|Questionnaire|Survey|Activities|Quality|Life|Daily|Living|Cancer|Lung|Heart|Breast|Kidney|Liver|Brain|Blood|Disease|Drug|Drugs|Food|Nutrition|Research|Treatment|Care|Clinical|Public|County|State|Council|Ministry|Program|Programme|Project|Database|Monte|Carlo)$/;
+const INITIAL = /^[A-Z]\.$/;
+/** A lower-case word after a run of capitalised words: the run is the subject of a sentence, not a heading. */
+const LOWER_AFTER = /^[ \t,]+[a-z]/;
 
-interface Span {
+type Context = 'strong' | 'relation' | 'none';
+
+interface Word {
+  text: string;
+  lower: string;
   start: number;
   end: number;
+  /** Whether a comma stood before it. */
+  comma: boolean;
 }
 
-/** A matched name sequence, trimmed of trailing words that are not people (Department names, pronouns). */
-function sequence(text: string, seqStart: number, seq: string, lex: NameLexicon, strong: boolean): Span | undefined {
-  const words = [...seq.matchAll(new RegExp(`${INITIAL}|${WORD}`, 'g'))];
-  let keep = 0;
-  for (const w of words) {
-    const word = w[0];
-    const lower = word.toLowerCase();
-    if (NOT_A_PERSON.test(word)) break;
-    // After a title or a label any capitalised word is a name; elsewhere it must not be a common word.
-    if (!strong && !lex.first.has(lower) && !lex.last.has(lower) && lex.common.has(lower) && !/^[A-Z]\.$/.test(word)) break;
-    keep++;
+/** The capitalised words from `first` on, on the same line (up to four). */
+function runFrom(text: string, first: RegExpExecArray): Word[] {
+  const words: Word[] = [{ text: first[0], lower: first[0].toLowerCase(), start: first.index, end: first.index + first[0].length, comma: false }];
+  NEXT.lastIndex = first.index + first[0].length;
+  let m: RegExpExecArray | null;
+  while (words.length < 4 && (m = NEXT.exec(text)) !== null) {
+    const w = m[2] ?? '';
+    words.push({ text: w, lower: w.toLowerCase(), start: NEXT.lastIndex - w.length, end: NEXT.lastIndex, comma: m[1] === ',' });
   }
-  if (keep === 0) return undefined;
-  const lastWord = words[keep - 1];
-  const end = seqStart + lastWord.index + lastWord[0].length;
-  if (EPONYM_AFTER.test(text.slice(end, end + 40))) return undefined;
-  return { start: seqStart, end };
+  return words;
+}
+
+/** Where a name may start after a title, a label or a relative, and which. */
+function contexts(text: string): Map<number, Context> {
+  const at = new Map<number, Context>();
+  for (const [re, context] of [
+    [RELATION_BEFORE, 'relation'],
+    [TITLE_BEFORE, 'strong'],
+    [LABEL_BEFORE, 'strong'],
+  ] as const) {
+    re.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(text)) !== null) at.set(m.index + m[0].length, context);
+  }
+  return at;
+}
+
+/** How many words of the run are a name, by the context before it and what the lexicon knows. */
+function nameLength(words: Word[], context: Context, lex: NameLexicon, text: string): number {
+  const known = (w: Word) => lex.first.has(w.lower) || lex.last.has(w.lower);
+  const plain = (w: Word) => !NOT_A_PERSON.test(w.text);
+  const uncommon = (w: Word) => INITIAL.test(w.text) || known(w) || !lex.common.has(w.lower);
+  // Only a label allows "Surname, Given"; elsewhere a comma ends the name.
+  const joined = (w: Word, i: number) => i === 0 || !w.comma || context === 'strong';
+  let n = 0;
+  if (context === 'strong') {
+    while (n < words.length && plain(words[n]!) && joined(words[n]!, n)) n++;
+    return n;
+  }
+  const head = words[0]!;
+  const second = words[1];
+  if (second?.comma && lex.last.has(head.lower) && lex.first.has(second.lower)) return 2;
+  if (context === 'relation' || lex.first.has(head.lower)) {
+    while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n)) n++;
+    return n;
+  }
+  // No context and no given name: a run of two or more uncommon words that a lower-case word follows.
+  while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n)) n++;
+  if (n < 2) return 0;
+  const end = words[n - 1]!.end;
+  return LOWER_AFTER.test(text.slice(end, end + 3)) ? n : 0;
 }
 
 /** Every name in `text` (overlaps allowed; the caller resolves them). */
 export function findNames(text: string): PhiFinding[] {
   const lex = nameLexicon();
   const out: PhiFinding[] = [];
-  const push = (s: Span | undefined) => s && out.push({ category: 'name', start: s.start, end: s.end });
-  for (const [re, strong] of [
-    [TITLE, true],
-    [LABEL, true],
-    [RELATION, false],
-  ] as const) {
-    re.lastIndex = 0;
-    for (const m of text.matchAll(re)) push(sequence(text, m.index + m[0].length - m[1].length, m[1], lex, strong));
-  }
-  for (const m of text.matchAll(SURNAME_FIRST)) {
-    if (lex.last.has(m[1].toLowerCase()) && lex.first.has(m[2].toLowerCase())) push({ start: m.index, end: m.index + m[0].length });
-  }
-  // Capitalised words in running text that the lexicon knows as no common word: a name it has not heard of.
-  for (const m of text.matchAll(CAPITALISED_RUN)) {
-    const words = m[0].split(/[ \t]+/);
-    if (words.some((w) => lex.common.has(w.toLowerCase()) || NOT_A_PERSON.test(w))) continue;
-    push(sequence(text, m.index, m[0], lex, false));
-  }
-  // A given name the lexicon knows, with the capitalised words after it (a surname, a middle initial).
-  CAPITALISED.lastIndex = 0;
+  const context = contexts(text);
+  WORD.lastIndex = 0;
   let m: RegExpExecArray | null;
-  while ((m = CAPITALISED.exec(text)) !== null) {
-    if (!lex.first.has(m[0].toLowerCase())) continue;
-    const rest = new RegExp(`^(?:[ \\t]+(?:${INITIAL}|${WORD})){0,2}`).exec(text.slice(m.index + m[0].length, m.index + m[0].length + 60));
-    const span = sequence(text, m.index, m[0] + (rest?.[0] ?? ''), lex, false);
-    if (span) {
-      push(span);
-      CAPITALISED.lastIndex = span.end;
-    }
+  while ((m = WORD.exec(text)) !== null) {
+    const ctx = context.get(m.index) ?? 'none';
+    // Most capitalised words open a sentence ("The", "She"): without context a common word starts no name.
+    const lower = m[0].toLowerCase();
+    if (ctx === 'none' && lex.common.has(lower) && !lex.first.has(lower) && !lex.last.has(lower)) continue;
+    const words = runFrom(text, m);
+    const n = nameLength(words, ctx, lex, text);
+    if (n === 0) continue;
+    const end = words[n - 1]!.end;
+    if (EPONYM_AFTER.test(text.slice(end, end + 40))) continue;
+    out.push({ category: 'name', start: m.index, end });
+    WORD.lastIndex = end;
   }
   return out;
 }

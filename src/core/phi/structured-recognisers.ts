@@ -13,6 +13,8 @@ interface Recogniser {
   group?: number;
   /** Returns false for a match that only looks like the identifier. */
   valid?: (m: RegExpExecArray, text: string) => boolean;
+  /** A cheap test that the text can hold a match at all (a substring, or a regex with a literal start), so most strings skip the pattern. */
+  needs?: readonly string[] | RegExp;
 }
 
 /** USPS street suffixes (Publication 28, appendix C1), spelled out and abbreviated, and the British Close. */
@@ -31,15 +33,26 @@ const STREET_SUFFIXES = [
 const STATES = 'A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY]|PR|GU|VI';
 const MONTHS =
   'Jan(?:uary|\\.)?|Feb(?:ruary|\\.)?|Mar(?:ch|\\.)?|Apr(?:il|\\.)?|May|June?|July?|Aug(?:ust|\\.)?|Sep(?:t(?:ember|\\.)?|\\.)?|Oct(?:ober|\\.)?|Nov(?:ember|\\.)?|Dec(?:ember|\\.)?';
+/** A month name or its abbreviation: the literal start a month-name date needs. */
+const MONTH_GATE = /(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)/;
 const DAY = '(?:0?[1-9]|[12]\\d|3[01])(?:st|nd|rd|th)?';
 const YEAR = '(?:1[89]\\d\\d|20\\d\\d)';
 /** Words after which a bare month/day like 3/14 is a date (a score like 14/15 has none). */
 const DATE_CONTEXT =
   /(?:\b(?:on|since|from|until|dated?|dob|born|admitted|discharged|seen|visit|surgery|onset|by|through)\b[:\s]*|\bd\.?o\.?b\.?[:\s]*)$/i;
 
-/** A label, then `:`/`#`/`no.` and spaces, then a value with at least one digit (the number a label names). */
-function labelled(labels: string, value = '[A-Z0-9][A-Z0-9-]{3,19}'): RegExp {
-  return new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*(${value})\\b`, 'gi');
+/**
+ * A label, then `:`/`#`/`no.` and spaces, then a value with at least one digit (the number a label names); gated on the
+ * label, so a string without one skips the pattern.
+ */
+function labelled(category: PhiCategory, labels: string, value = '[A-Z0-9][A-Z0-9-]{3,19}'): Recogniser {
+  return {
+    category,
+    pattern: new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*(${value})\\b`, 'gi'),
+    group: 1,
+    valid: hasDigit,
+    needs: new RegExp(`\\b(?:${labels})`, 'i'),
+  };
 }
 const hasDigit = (m: RegExpExecArray) => /\d/.test(m[1]);
 
@@ -71,36 +84,35 @@ function monthDayValid(mo: string, day: string): boolean {
 }
 
 export const RECOGNISERS: Recogniser[] = [
-  { category: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g },
-  { category: 'url', pattern: /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi },
+  { category: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g, needs: ['@'] },
+  {
+    category: 'url',
+    pattern: /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi,
+    needs: ['http', 'HTTP', 'Http', 'www.', 'WWW.'],
+  },
   { category: 'ip', pattern: /\b(?:\d{1,3}\.){3}\d{1,3}\b(?!\.\d)/g, valid: ipv4Valid },
-  { category: 'ip', pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi },
+  { category: 'ip', pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi, needs: /:[0-9a-fA-F]{1,4}:/ },
   // Fax before phone: the same number shape after a fax label is a fax.
-  { category: 'fax', pattern: new RegExp(`\\bfax(?:\\s*(?:number|no\\.?|#))?\\s*[:#]?\\s*(${PHONE})(?!\\d)`, 'gi'), group: 1 },
+  {
+    category: 'fax',
+    pattern: new RegExp(`\\bfax(?:\\s*(?:number|no\\.?|#))?\\s*[:#]?\\s*(${PHONE})(?!\\d)`, 'gi'),
+    group: 1,
+    needs: ['fax', 'Fax', 'FAX'],
+  },
   { category: 'ssn', pattern: /\b\d{3}-\d{2}-\d{4}\b/g, valid: ssnValid },
-  { category: 'ssn', pattern: /\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b/gi, group: 1 },
+  {
+    category: 'ssn',
+    pattern: /\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b/gi,
+    group: 1,
+    needs: ['SSN', 'ssn', 'ocial', 'OCIAL'],
+  },
   { category: 'phone', pattern: new RegExp(`(?<![\\w/])${PHONE}(?![\\w/])`, 'g') },
   // Numbers a label names: medical record / account, plan and beneficiary, licence, device.
-  {
-    category: 'mrn',
-    pattern: labelled('MRN|MR|medical record|med rec|record|account|acct|patient id|hospital|chart|encounter|visit id'),
-    group: 1,
-    valid: hasDigit,
-  },
-  {
-    category: 'plan',
-    pattern: labelled('health plan|insurance|insurance id|member|member id|policy|subscriber|beneficiary|group|medicaid|medicare|HICN|MBI'),
-    group: 1,
-    valid: hasDigit,
-  },
-  { category: 'licence', pattern: labelled("licen[cs]e|lic\\.?|DEA|NPI|driver'?s licen[cs]e|certificate"), group: 1, valid: hasDigit },
+  labelled('mrn', 'MRN|MR|medical record|med rec|record|account|acct|patient id|hospital|chart|encounter|visit id'),
+  labelled('plan', 'health plan|insurance|insurance id|member|member id|policy|subscriber|beneficiary|group|medicaid|medicare|HICN|MBI'),
+  labelled('licence', "licen[cs]e|lic\\.?|DEA|NPI|driver'?s licen[cs]e|certificate"),
   { category: 'licence', pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/g, valid: deaValid },
-  {
-    category: 'device',
-    pattern: labelled('serial|S\\/N|SN|device|device id|UDI|pacemaker|implant|lot', '[A-Z0-9][A-Z0-9-]{3,29}'),
-    group: 1,
-    valid: hasDigit,
-  },
+  labelled('device', 'serial|S\\/N|SN|device|device id|UDI|pacemaker|implant|lot', '[A-Z0-9][A-Z0-9-]{3,29}'),
   // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits alone.
   { category: 'mrn', pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/g },
   { category: 'mrn', pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/g },
@@ -110,10 +122,10 @@ export const RECOGNISERS: Recogniser[] = [
     pattern: /(?<![\d.])\b(0?[1-9]|1[0-2])[/.-](0?[1-9]|[12]\d|3[01])[/.-](\d{4}|\d{2})\b(?![/.-]\d)/g,
   },
   { category: 'date', pattern: /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b/g },
-  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\s+${DAY}(?:,?\\s+${YEAR})?\\b`, 'g') },
-  { category: 'date', pattern: new RegExp(`\\b${DAY}(?:\\s+of)?\\s+(?:${MONTHS}),?\\s+${YEAR}\\b`, 'g') },
-  { category: 'date', pattern: new RegExp(`\\b${DAY}-(?:${MONTHS})-(?:${YEAR}|\\d{2})\\b`, 'g') },
-  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\.?,?\\s+${YEAR}\\b`, 'g') },
+  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\s+${DAY}(?:,?\\s+${YEAR})?\\b`, 'g'), needs: MONTH_GATE },
+  { category: 'date', pattern: new RegExp(`\\b${DAY}(?:\\s+of)?\\s+(?:${MONTHS}),?\\s+${YEAR}\\b`, 'g'), needs: MONTH_GATE },
+  { category: 'date', pattern: new RegExp(`\\b${DAY}-(?:${MONTHS})-(?:${YEAR}|\\d{2})\\b`, 'g'), needs: MONTH_GATE },
+  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\.?,?\\s+${YEAR}\\b`, 'g'), needs: MONTH_GATE },
   {
     category: 'date',
     pattern: /\b(0?[1-9]|1[0-2])\/(0?[1-9]|[12]\d|3[01])\b(?!\/|\s*(?:mm\s*hg|mmhg))/gi,
@@ -124,7 +136,7 @@ export const RECOGNISERS: Recogniser[] = [
     category: 'age',
     pattern: /\b(9\d|1[01]\d)(?=(?:[-\s]?(?:years?|yrs?|y)[-\s]?(?:old|\/o|o\b)|[-\s]?yo\b|\s+years?\s+of\s+age))/gi,
   },
-  { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/gi, group: 1 },
+  { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/gi, group: 1, needs: /age/i },
   // Street addresses (a number, up to four words and a USPS street suffix, then a unit), and a city, state before a ZIP code.
   {
     category: 'address',
@@ -137,12 +149,13 @@ export const RECOGNISERS: Recogniser[] = [
     category: 'address',
     pattern: new RegExp(`\\b((?:[A-Z][a-z]+[ \\t]){0,2}[A-Z][a-z]+)(?=,[ \\t]*(?:${STATES})[ \\t]+\\d{5}\\b)`, 'g'),
   },
-  { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/gi },
+  { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/gi, needs: /box/i },
   {
     category: 'zip',
-    pattern: new RegExp(`(?<=\\b(?:${STATES}),?\\s+)\\d{5}(?:-\\d{4})?\\b`, 'g'),
+    pattern: new RegExp(`\\b(?:${STATES}),?[ \\t]+(\\d{5}(?:-\\d{4})?)\\b`, 'g'),
+    group: 1,
   },
-  { category: 'zip', pattern: /\b(?:zip(?:\s*code)?|postal code)\s*[:#]?\s*(\d{5}(?:-\d{4})?)\b/gi, group: 1 },
+  { category: 'zip', pattern: /\b(?:zip(?:\s*code)?|postal code)\s*[:#]?\s*(\d{5}(?:-\d{4})?)\b/gi, group: 1, needs: /zip|postal/i },
   { category: 'zip', pattern: /\b\d{5}-\d{4}\b/g },
 ];
 
@@ -150,6 +163,7 @@ export const RECOGNISERS: Recogniser[] = [
 export function findStructured(text: string): PhiFinding[] {
   const out: PhiFinding[] = [];
   for (const r of RECOGNISERS) {
+    if (r.needs && !(r.needs instanceof RegExp ? r.needs.test(text) : r.needs.some((n) => text.includes(n)))) continue;
     r.pattern.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = r.pattern.exec(text)) !== null) {
