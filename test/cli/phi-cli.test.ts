@@ -69,6 +69,22 @@ describe('medrl phi', () => {
     assert.match(same.err, /is the input file itself/);
   });
 
+  it('scan reports a row it cannot read by its line, without its text, and exits 1', async () => {
+    writeFileSync(join(dir, 'bad.jsonl'), `{"note": "${PHONE}", oops}\n`);
+    const r = await run(['phi', 'scan', 'bad.jsonl'], dir);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /bad\.jsonl: line 1 \(byte offset 0\): malformed JSON.*\(not scanned\)/);
+    assert.match(r.err, /1 row\(s\), 1 could not be read: no PHI found/);
+    const j = await run(['phi', 'scan', 'bad.jsonl', '--json'], dir);
+    const lines = j.err
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { unreadable?: string; rows?: number });
+    assert.match(lines[0]!.unreadable!, /^line 1 /);
+    assert.equal(lines[1]!.rows, 1);
+    assert.ok(!r.err.includes(PHONE) && !j.err.includes(PHONE) && j.out === '');
+  });
+
   it('--help states the exit codes', async () => {
     const r = await run(['phi', 'scan', '--help']);
     assert.equal(r.code, 0);

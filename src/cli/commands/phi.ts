@@ -75,7 +75,11 @@ export const phiScanCommand: Command = {
       const reader = await openDatasetForPhi(host, path(file));
       const summary = newPhiSummary();
       const write = stdoutWriter(ctx);
-      const onUnreadable = (problem: string) => printError(ctx, `${label(file)}: ${problem} (not scanned)`);
+      // With --json every stderr line is JSON too, so a script can read the problems and the counts.
+      const onUnreadable = (problem: string) =>
+        ctx.json
+          ? ctx.stderr.write(`${JSON.stringify({ file, unreadable: problem })}\n`)
+          : printError(ctx, `${label(file)}: ${problem} (not scanned)`);
       if (!ctx.json) await write(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
       for await (const h of scanDataset(reader, summary, { onUnreadable })) {
         const row = ctx.json
