@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parquetMetadataAsync } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { openDataset } from '../../../src/core/datasets/open-dataset';
@@ -10,7 +11,10 @@ import { readRows } from '../../../src/core/datasets/dataset-reader';
 import { rowsToParquet } from '../../../src/core/datasets/parquet-rows';
 import { redactDataset, SameFileError } from '../../../src/core/phi/redact-dataset';
 import { redactJsonText } from '../../../src/core/phi/redact-json-text';
+import { redactText } from '../../../src/core/phi/redact-text';
+import { hostAsyncBuffer } from '../../../src/core/io/host-async-buffer';
 
+const ROOT = join(__dirname, '../../..');
 const host = new LocalHost();
 
 describe('phi redact of datasets', () => {
@@ -102,6 +106,24 @@ describe('phi redact of datasets', () => {
       reward_model: { ground_truth: 'yes' },
       extra_info: { index: 7 },
     });
+  });
+
+  it('parquet: the real TRL completions fixture keeps its schema, row count and every value but redacted strings', async () => {
+    const real = join(
+      ROOT,
+      'test/fixtures/trl-real/medrl/runs/gpu-grpo-fn-20261125-174940-fe3f96/output/completions/completions_00001.parquet',
+    );
+    const out = join(dir, 'trl-real.parquet');
+    await redactDataset(host, real, out);
+    const footer = async (f: string) => (await parquetMetadataAsync(await hostAsyncBuffer(host, f))).schema;
+    assert.deepEqual(await footer(out), await footer(real));
+    const rows = async (f: string) => (await readRows(await openDataset(host, f), 0, 1000)).map((r) => r.value as Record<string, unknown>);
+    // Whatever the detector finds, each string is what redactText makes of it, and the rest is unchanged.
+    const expected = (await rows(real)).map((r) =>
+      Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' ? redactText(v).text : v])),
+    );
+    assert.deepEqual(await rows(out), expected);
+    assert.equal(expected.length, 8);
   });
 
   it('refuses OUT == FILE, and writes nothing when a row cannot be read (naming its line, not its text)', async () => {
