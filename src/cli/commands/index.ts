@@ -10,6 +10,7 @@ import { serveCommand, servicesListCommand, servicesRestartCommand, servicesStop
 import { cancelCommand, logsCommand, runsCommand, submitCommand } from './runs';
 import { datasetConvertCommand, datasetInspectCommand } from './dataset';
 import { episodesCommand } from './episodes';
+import { phiRedactCommand, phiScanCommand } from './phi';
 
 /** Every `medrl` subcommand; a feature adds its commands here. */
 export const commands: Command[] = [
@@ -40,4 +41,6 @@ export const commands: Command[] = [
   cancelCommand,
   logsCommand,
   episodesCommand,
+  phiScanCommand,
+  phiRedactCommand,
 ];

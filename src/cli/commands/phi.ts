@@ -1,0 +1,131 @@
+import { resolve } from 'node:path';
+import { printError, printJson, printLines, UsageError, type Command, type CommandContext } from '../command';
+import { LOCAL_HOST } from '../../core/config/workspace-config';
+import type { Host } from '../../core/remote/host';
+import { terminalText } from '../../core/format/terminal-text';
+import { PHI_CATEGORIES } from '../../core/phi/phi-categories';
+import { newPhiSummary, openDatasetForPhi, scanDataset, type PhiSummary } from '../../core/phi/scan-dataset';
+import { redactDataset, SameFileError } from '../../core/phi/redact-dataset';
+import { openWorkspaceHosts, pickHost } from './workspace-hosts';
+
+const OPTIONS = { host: { type: 'string' }, config: { type: 'string', short: 'c' } } as const;
+
+/** Runs `fn` on the host of --host (a host of medrl.yaml; default this machine), with local paths taken from the cwd. */
+async function onHost<T>(
+  ctx: CommandContext,
+  fn: (host: Host, path: (p: string) => string, label: (p: string) => string) => Promise<T>,
+): Promise<T> {
+  const { config, pool, hosts } = await openWorkspaceHosts(ctx);
+  try {
+    const entry = pickHost(hosts, config, (ctx.values.host as string | undefined) ?? LOCAL_HOST);
+    const local = entry.kind === 'local';
+    const host = await pool.get(entry.name);
+    return await fn(
+      host,
+      (p) => (local ? resolve(ctx.cwd, p) : p),
+      (p) => (local ? p : `${entry.name}:${p}`),
+    );
+  } finally {
+    await pool.dispose();
+  }
+}
+
+/** `phone 3, email 1`, in the categories' order; counts only, never the text found. */
+function countsLine(s: PhiSummary): string {
+  const parts = PHI_CATEGORIES.filter((c) => s.counts[c]).map((c) => `${c} ${s.counts[c]}`);
+  return parts.length ? parts.join(', ') : 'no PHI found';
+}
+
+/** Writes to stdout, waiting while the pipe is full (a scan of a 1 GB dump never piles up); false once the pipe closed (| head). */
+function stdoutWriter(ctx: CommandContext): (s: string) => Promise<boolean> {
+  let closed = false;
+  ctx.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    closed = true;
+  });
+  return async (s) => {
+    if (closed) return false;
+    if (!ctx.stdout.write(s))
+      await new Promise<void>((r) => {
+        ctx.stdout.once('drain', r);
+        ctx.stdout.once('error', () => r());
+      });
+    return !closed;
+  };
+}
+
+export const phiScanCommand: Command = {
+  path: ['phi', 'scan'],
+  summary: 'List the PHI (names, dates, phones, emails, MRNs, ...) in every string of a dataset, rollout dump or completions file',
+  usage: 'medrl phi scan FILE [--host NAME] [--config FILE_OR_DIR] [--json]',
+  details: [
+    'FILE is JSONL, JSON, CSV or parquet (verl rollout dumps and TRL completions files included), read as a stream: on --host',
+    'NAME (a host of medrl.yaml) it is read there through range reads. Every string of every row is scanned, with its field',
+    'path (prompt[0].content, reward_model.ground_truth). Each finding goes to stdout: a table, or with --json one JSON object',
+    'per line: {"line", "field", "category", "text", "start", "end"} (line: the row\'s first line; for parquet its 1-based row;',
+    "start/end: offsets into the field's string). The counts per category go to stderr; the text found goes nowhere else.",
+    'Exit code (like a linter): 0 nothing found, 1 findings or rows that could not be read (or a failure), 2 bad usage.',
+    'Example: medrl phi scan data/notes.jsonl --json > findings.jsonl',
+  ].join('\n'),
+  options: OPTIONS,
+  async run(ctx) {
+    const [file, ...more] = ctx.positionals;
+    if (!file || more.length) throw new UsageError('give one dataset file');
+    return onHost(ctx, async (host, path, label) => {
+      const reader = await openDatasetForPhi(host, path(file));
+      const summary = newPhiSummary();
+      const write = stdoutWriter(ctx);
+      // With --json every stderr line is JSON too, so a script can read the problems and the counts.
+      const onUnreadable = (problem: string) =>
+        ctx.json
+          ? ctx.stderr.write(`${JSON.stringify({ file, unreadable: problem })}\n`)
+          : printError(ctx, `${label(file)}: ${problem} (not scanned)`);
+      if (!ctx.json) await write(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
+      for await (const h of scanDataset(reader, summary, { onUnreadable })) {
+        const row = ctx.json
+          ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end })
+          : terminalText(`${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${h.field.padEnd(24)}  ${h.text}`);
+        if (!(await write(`${row}\n`))) break;
+      }
+      if (ctx.json)
+        ctx.stderr.write(`${JSON.stringify({ file, rows: summary.rows, unreadable: summary.unreadable, counts: summary.counts })}\n`);
+      else {
+        const unreadable = summary.unreadable ? `, ${summary.unreadable} could not be read` : '';
+        printError(ctx, `${label(file)}: ${summary.rows} row(s)${unreadable}: ${countsLine(summary)}`);
+      }
+      return Object.keys(summary.counts).length || summary.unreadable ? 1 : 0;
+    });
+  },
+};
+
+export const phiRedactCommand: Command = {
+  path: ['phi', 'redact'],
+  summary: 'Write a copy of a dataset with each PHI finding replaced by its category ([PHONE]), every other byte kept',
+  usage: 'medrl phi redact FILE --out OUT [--host NAME] [--config FILE_OR_DIR] [--json]',
+  details: [
+    'OUT is written on the same host as FILE, readable by you only (0600), under a temporary name renamed when complete; it',
+    'cannot be FILE itself. JSONL, JSON and CSV keep every byte but the strings that held PHI (key order, spacing, number',
+    'spelling, escapes); parquet keeps its schema, row groups and every value, but its pages are encoded anew. A row that',
+    'cannot be read stops the redaction with its line, and nothing is written. Prints the rows written and the counts per',
+    'category, never the text found.',
+    'Example: medrl phi redact data/notes.jsonl --out data/notes.redacted.jsonl',
+  ].join('\n'),
+  options: { ...OPTIONS, out: { type: 'string', short: 'o' } },
+  async run(ctx) {
+    const [file, ...more] = ctx.positionals;
+    if (!file || more.length) throw new UsageError('give one dataset file');
+    const out = ctx.values.out as string | undefined;
+    if (!out) throw new UsageError('--out OUT is required (the redacted copy; never FILE itself)');
+    return onHost(ctx, async (host, path, label) => {
+      let summary: PhiSummary;
+      try {
+        summary = await redactDataset(host, path(file), path(out));
+      } catch (err) {
+        throw err instanceof SameFileError ? new UsageError(err.message) : err;
+      }
+      if (ctx.json) printJson(ctx, { file, out, rows: summary.rows, counts: summary.counts });
+      else printLines(ctx, [`wrote ${label(out)}: ${summary.rows} row(s), redacted: ${countsLine(summary)}`]);
+      return 0;
+    });
+  },
+};

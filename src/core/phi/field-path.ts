@@ -1,0 +1,12 @@
+/** A field's path inside a row as a reader writes it: `note`, `prompt[0].content`, `reward_model.ground_truth`. */
+export function fieldPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`;
+  return parent ? `${parent}.${key}` : key;
+}
+
+/** Every string inside a value (object keys excluded) with its field path, in document order. */
+export function* stringsIn(value: unknown, path = ''): Generator<{ field: string; text: string }> {
+  if (typeof value === 'string') yield { field: path, text: value };
+  else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* stringsIn(v, fieldPath(path, i));
+  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) yield* stringsIn(v, fieldPath(path, k));
+}

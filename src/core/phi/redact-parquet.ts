@@ -1,0 +1,67 @@
+import { parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { hostAsyncBuffer } from '../io/host-async-buffer';
+import type { Host } from '../remote/host';
+import { errorMessage } from '../errors/located-error';
+import type { PhiCategory } from './phi-categories';
+import { redactText } from './redact-text';
+import { countFinding, hideQuotedText, type PhiSummary } from './scan-dataset';
+import type { PrivateOutput } from './private-output';
+
+/** Every string inside a parquet value redacted; other values (numbers, bigints, bytes, dates) are kept as they are. */
+function redactValue(v: unknown, onFinding: (category: PhiCategory) => void): unknown {
+  if (typeof v === 'string') {
+    const { text, findings } = redactText(v);
+    for (const f of findings) onFinding(f.category);
+    return text;
+  }
+  if (Array.isArray(v)) return v.map((x) => redactValue(x, onFinding));
+  if (typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && !(v instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = redactValue(x, onFinding);
+    return out;
+  }
+  return v;
+}
+
+/**
+ * Copies a parquet file with PHI redacted, row group by row group, with the source's own schema and row groups. Parquet is
+ * value-identical, not byte-identical: the pages are encoded anew (hyparquet-writer, as the dataset converter writes), so
+ * encodings, compression and statistics may differ from the source's writer. Memory holds one row group at a time.
+ */
+export async function redactParquet(host: Host, path: string, out: PrivateOutput, summary: PhiSummary): Promise<void> {
+  const where = `${host.name}:${path}`;
+  const { size } = await host.stat(path);
+  const file = await hostAsyncBuffer(host, path, size);
+  const metadata = await parquetMetadataAsync(file).catch((err: unknown) => {
+    throw new Error(`${where}: cannot read the parquet footer (truncated or not parquet): ${hideQuotedText(errorMessage(err))}`);
+  });
+  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
+  const bytes = new ByteWriter();
+  // Each finished row group goes to the host before the next is encoded.
+  let pending: Promise<void> = Promise.resolve();
+  const drain = () => {
+    const chunk = new Uint8Array(bytes.buffer, 0, bytes.index).slice();
+    bytes.index = 0;
+    pending = pending.then(() => out.write(chunk));
+    return pending;
+  };
+  Object.assign(bytes, { flush: drain, finish: drain });
+  const writer = new ParquetWriter({ writer: bytes, schema: metadata.schema, createdBy: 'medrl-studio phi redact' });
+  let rowStart = 0;
+  for (const [g, group] of metadata.row_groups.entries()) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    const rows = await parquetReadObjects({ file, metadata, rowStart, rowEnd, utf8: true }).catch((err: unknown) => {
+      throw new Error(`${where}: row group ${g} (rows ${rowStart + 1}-${rowEnd}): cannot decode: ${hideQuotedText(errorMessage(err))}`);
+    });
+    const redacted = rows.map((r) => redactValue(r, (c) => countFinding(summary, c)) as Record<string, unknown>);
+    summary.rows += rows.length;
+    await writer.write({
+      columnData: columns.map((name) => ({ name, data: redacted.map((r) => r[name]) })),
+      rowGroupSize: rows.length || 1,
+    });
+    rowStart = rowEnd;
+  }
+  await writer.finish();
+  await pending;
+}
