@@ -98,7 +98,9 @@ interface Word {
 
 /** The capitalised words from `first` on, on the same line (up to four). */
 function runFrom(text: string, first: RegExpExecArray): Word[] {
-  const words: Word[] = [{ text: first[0], lower: first[0].toLowerCase(), start: first.index, end: first.index + first[0].length, comma: false }];
+  const words: Word[] = [
+    { text: first[0], lower: first[0].toLowerCase(), start: first.index, end: first.index + first[0].length, comma: false },
+  ];
   NEXT.lastIndex = first.index + first[0].length;
   let m: RegExpExecArray | null;
   while (words.length < 4 && (m = NEXT.exec(text)) !== null) {

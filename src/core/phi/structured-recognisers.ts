@@ -7,7 +7,8 @@ import type { PhiCategory, PhiFinding } from './phi-categories';
  */
 
 interface Recogniser {
-  category: PhiCategory;
+  /** The category, or which one by the match (one pattern for several labelled numbers is one pass instead of several). */
+  category: PhiCategory | ((m: RegExpExecArray) => PhiCategory);
   pattern: RegExp;
   /** Which capture group is the identifier (default: the whole match). */
   group?: number;
@@ -41,20 +42,29 @@ const YEAR = '(?:1[89]\\d\\d|20\\d\\d)';
 const DATE_CONTEXT =
   /(?:\b(?:on|since|from|until|dated?|dob|born|admitted|discharged|seen|visit|surgery|onset|by|through)\b[:\s]*|\bd\.?o\.?b\.?[:\s]*)$/i;
 
+/** The labels of numbers a label names, by category. */
+const NUMBER_LABELS: [PhiCategory, string][] = [
+  ['mrn', 'MRN|MR|medical record|med rec|record|account|acct|patient id|hospital|chart|encounter|visit id'],
+  ['plan', 'health plan|insurance|insurance id|member|member id|policy|subscriber|beneficiary|group|medicaid|medicare|HICN|MBI'],
+  ['licence', "licen[cs]e|lic\\.?|DEA|NPI|driver'?s licen[cs]e|certificate"],
+  ['device', 'serial|S\\/N|SN|device|device id|UDI|pacemaker|implant|lot'],
+];
+
 /**
- * A label, then `:`/`#`/`no.` and spaces, then a value with at least one digit (the number a label names); gated on the
- * label, so a string without one skips the pattern.
+ * A label, then `:`/`#`/`no.` and spaces, then a value with at least one digit (the number a label names); the label's
+ * group says the category. Gated on the labels, so a string without one skips the pattern.
  */
-function labelled(category: PhiCategory, labels: string, value = '[A-Z0-9][A-Z0-9-]{3,19}'): Recogniser {
+function labelledNumbers(): Recogniser {
+  const labels = NUMBER_LABELS.map(([, l]) => `(${l})`).join('|');
+  const value = NUMBER_LABELS.length + 1;
   return {
-    category,
-    pattern: new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*(${value})\\b`, 'gi'),
-    group: 1,
-    valid: hasDigit,
-    needs: new RegExp(`\\b(?:${labels})`, 'i'),
+    category: (m) => NUMBER_LABELS[m.slice(1, value).findIndex((g) => g !== undefined)]?.[0] ?? 'mrn',
+    pattern: new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*([A-Z0-9][A-Z0-9-]{3,29})\\b`, 'gi'),
+    group: value,
+    valid: (m) => /\d/.test(m[value] ?? ''),
+    needs: new RegExp(`\\b(?:${NUMBER_LABELS.map(([, l]) => l).join('|')})`, 'i'),
   };
 }
-const hasDigit = (m: RegExpExecArray) => /\d/.test(m[1]);
 
 /** US phone shapes: (617) 555-0142, 617-555-0142, 617.555.0142, +1 617 555 0142, with an optional extension. */
 const PHONE = '(?:\\+?1[\\s.-]?)?(?:\\(\\d{3}\\)\\s?|\\d{3}[\\s.-])\\d{3}[\\s.-]\\d{4}(?:\\s?(?:x|ext\\.?)\\s?\\d{1,5})?';
@@ -72,9 +82,8 @@ function ssnValid(m: RegExpExecArray): boolean {
 
 /** DEA registration number: two letters and seven digits whose checksum holds (Presidio's MedicalLicenseRecognizer). */
 function deaValid(m: RegExpExecArray): boolean {
-  const d = m[0].slice(2).split('').map(Number);
-  const sum = d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5]);
-  return sum % 10 === d[6];
+  const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, check] = m[0].slice(2).split('').map(Number);
+  return (a + c + e + 2 * (b + d + f)) % 10 === check;
 }
 
 function monthDayValid(mo: string, day: string): boolean {
@@ -108,11 +117,8 @@ export const RECOGNISERS: Recogniser[] = [
   },
   { category: 'phone', pattern: new RegExp(`(?<![\\w/])${PHONE}(?![\\w/])`, 'g') },
   // Numbers a label names: medical record / account, plan and beneficiary, licence, device.
-  labelled('mrn', 'MRN|MR|medical record|med rec|record|account|acct|patient id|hospital|chart|encounter|visit id'),
-  labelled('plan', 'health plan|insurance|insurance id|member|member id|policy|subscriber|beneficiary|group|medicaid|medicare|HICN|MBI'),
-  labelled('licence', "licen[cs]e|lic\\.?|DEA|NPI|driver'?s licen[cs]e|certificate"),
+  labelledNumbers(),
   { category: 'licence', pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/g, valid: deaValid },
-  labelled('device', 'serial|S\\/N|SN|device|device id|UDI|pacemaker|implant|lot', '[A-Z0-9][A-Z0-9-]{3,29}'),
   // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits alone.
   { category: 'mrn', pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/g },
   { category: 'mrn', pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/g },
@@ -122,14 +128,19 @@ export const RECOGNISERS: Recogniser[] = [
     pattern: /(?<![\d.])\b(0?[1-9]|1[0-2])[/.-](0?[1-9]|[12]\d|3[01])[/.-](\d{4}|\d{2})\b(?![/.-]\d)/g,
   },
   { category: 'date', pattern: /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b/g },
-  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\s+${DAY}(?:,?\\s+${YEAR})?\\b`, 'g'), needs: MONTH_GATE },
-  { category: 'date', pattern: new RegExp(`\\b${DAY}(?:\\s+of)?\\s+(?:${MONTHS}),?\\s+${YEAR}\\b`, 'g'), needs: MONTH_GATE },
-  { category: 'date', pattern: new RegExp(`\\b${DAY}-(?:${MONTHS})-(?:${YEAR}|\\d{2})\\b`, 'g'), needs: MONTH_GATE },
-  { category: 'date', pattern: new RegExp(`\\b(?:${MONTHS})\\.?,?\\s+${YEAR}\\b`, 'g'), needs: MONTH_GATE },
+  {
+    // March 3, 2020 | 3 March 2020 | 03-Mar-2020 | March 2020
+    category: 'date',
+    pattern: new RegExp(
+      `\\b(?:(?:${MONTHS})\\s+${DAY}(?:,?\\s+${YEAR})?|${DAY}(?:\\s+of)?\\s+(?:${MONTHS}),?\\s+${YEAR}|${DAY}-(?:${MONTHS})-(?:${YEAR}|\\d{2})|(?:${MONTHS})\\.?,?\\s+${YEAR})\\b`,
+      'g',
+    ),
+    needs: MONTH_GATE,
+  },
   {
     category: 'date',
     pattern: /\b(0?[1-9]|1[0-2])\/(0?[1-9]|[12]\d|3[01])\b(?!\/|\s*(?:mm\s*hg|mmhg))/gi,
-    valid: (m, text) => monthDayValid(m[1], m[2]) && DATE_CONTEXT.test(text.slice(Math.max(0, m.index - 24), m.index)),
+    valid: (m, text) => monthDayValid(m[1] ?? '', m[2] ?? '') && DATE_CONTEXT.test(text.slice(Math.max(0, m.index - 24), m.index)),
   },
   // Ages over 89 (Safe Harbor keeps younger ages).
   {
@@ -172,9 +183,9 @@ export function findStructured(text: string): PhiFinding[] {
         r.pattern.lastIndex = m.index + 1;
         continue;
       }
-      const value = r.group ? m[r.group] : m[0];
+      const value = (r.group ? m[r.group] : m[0]) ?? '';
       const start = r.group ? m.index + m[0].lastIndexOf(value) : m.index;
-      out.push({ category: r.category, start, end: start + value.length });
+      out.push({ category: typeof r.category === 'string' ? r.category : r.category(m), start, end: start + value.length });
     }
   }
   return out;

@@ -47,20 +47,34 @@ type Planter = (d: Doc, f: Faker) => void;
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 const digits = (f: Faker, n: number) => f.string.numeric({ length: n, allowLeadingZeros: true });
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS: readonly string[] = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 function date(f: Faker): string {
   const d = f.date.between({ from: '1990-01-01', to: '2025-12-31' });
   const [y, m, day] = [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()];
+  const month = MONTHS[m - 1] ?? 'January';
   return f.helpers.arrayElement([
     `${pad(m)}/${pad(day)}/${y}`,
     `${m}/${day}/${String(y).slice(2)}`,
     `${y}-${pad(m)}-${pad(day)}`,
-    `${MONTHS[m - 1]} ${day}, ${y}`,
-    `${day} ${MONTHS[m - 1].slice(0, 3)} ${y}`,
-    `${pad(day)}-${MONTHS[m - 1].slice(0, 3)}-${y}`,
-    `${MONTHS[m - 1]} ${y}`,
-    `${MONTHS[m - 1].slice(0, 3)} ${day}`,
+    `${month} ${day}, ${y}`,
+    `${day} ${month.slice(0, 3)} ${y}`,
+    `${pad(day)}-${month.slice(0, 3)}-${y}`,
+    `${month} ${y}`,
+    `${month.slice(0, 3)} ${day}`,
   ]);
 }
 
@@ -89,7 +103,8 @@ function ssn(f: Faker): string {
 /** A DEA number with its checksum. */
 function dea(f: Faker): string {
   const d = Array.from({ length: 6 }, () => f.number.int({ min: 0, max: 9 }));
-  const check = (d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5])) % 10;
+  const [a = 0, b = 0, c = 0, e = 0, g = 0, h = 0] = d;
+  const check = (a + c + g + 2 * (b + e + h)) % 10;
   return `${f.helpers.arrayElement(['A', 'B', 'F', 'M'])}${f.string.alpha({ length: 1, casing: 'upper' })}${d.join('')}${check}`;
 }
 

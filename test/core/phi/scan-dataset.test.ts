@@ -66,7 +66,7 @@ describe('phi scan of datasets', () => {
     writeFileSync(arr, `[\n  {"note": "a"},\n  {\n    "note": "call 555-123-4567"\n  }\n]\n`);
     assert.deepEqual((await phones(arr)).hits, [[3, 'note', '555-123-4567', 5, 17]]);
     const keyed = join(dir, 'keyed.json');
-    writeFileSync(keyed, `{\n "2001": {"CONTEXTS": ["x", "fax 555-765-4321"]},\n "1001": {"CONTEXTS": []}\n}\n`);
+    writeFileSync(keyed, `{\n "2001": {"CONTEXTS": ["x", "tel 555-765-4321"]},\n "1001": {"CONTEXTS": []}\n}\n`);
     assert.deepEqual((await phones(keyed)).hits, [[2, 'CONTEXTS[1]', '555-765-4321', 4, 16]]);
   });
 
