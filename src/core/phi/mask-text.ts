@@ -1,11 +1,5 @@
 import { findPhi } from './find-phi';
-import { PHI_CATEGORIES, type PhiCategory } from './phi-categories';
-
-/** A piece of masked text: text kept as it is, or a finding of which only the category is left. */
-export type MaskedSegment = { text: string } | { category: PhiCategory };
-
-/** How many findings of each category were masked. */
-export type PhiCounts = Partial<Record<PhiCategory, number>>;
+import { joinMasked, type MaskedSegment } from './masked-segments';
 
 /** `text` with every identifier replaced by its category: the identifier's text is in none of the segments. */
 export function maskText(text: string): MaskedSegment[] {
@@ -20,12 +14,16 @@ export function maskText(text: string): MaskedSegment[] {
   return out;
 }
 
-/** "3 identifiers masked (2 phone, 1 date)", the most frequent category first; "no identifiers masked" for none. */
-export function describeMasked(counts: PhiCounts): string {
-  const parts = PHI_CATEGORIES.filter((c) => counts[c])
-    .sort((a, b) => counts[b]! - counts[a]!)
-    .map((c) => `${counts[c]} ${c}`);
-  const total = PHI_CATEGORIES.reduce((n, c) => n + (counts[c] ?? 0), 0);
-  if (!total) return 'no identifiers masked';
-  return `${total} identifier${total === 1 ? '' : 's'} masked (${parts.join(', ')})`;
+/** `text` masked, as the one string a webview gets (masked-segments.ts reads it back). */
+export function maskString(text: string): string {
+  return joinMasked(maskText(text));
+}
+
+/** Every string inside `value` (arrays and plain objects; keys left as they are) masked with `maskString`. */
+export function maskStrings<T>(value: T): T {
+  if (typeof value === 'string') return maskString(value) as T;
+  if (Array.isArray(value)) return value.map(maskStrings) as T;
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskStrings(v)])) as T;
+  return value;
 }

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeMasked, maskText } from '../../../src/core/phi/mask-text';
-import { maskString, maskStrings, maskedSegments } from '../../../src/core/phi/masked-string';
+import { maskString, maskStrings, maskText } from '../../../src/core/phi/mask-text';
+import { describeMasked, maskedSegments } from '../../../src/core/phi/masked-segments';
 
 // Phone numbers are planted because both the stand-in detector and the real one find them.
 const PHONE = '617-555-0142';
@@ -60,7 +60,7 @@ describe('masking identifiers', () => {
   });
 
   it('says how many identifiers of which categories were masked', () => {
-    assert.equal(describeMasked({}), 'no identifiers masked');
+    assert.equal(describeMasked({}), 'No identifiers masked');
     assert.equal(describeMasked({ phone: 1 }), '1 identifier masked (1 phone)');
     assert.equal(describeMasked({ date: 1, phone: 2 }), '3 identifiers masked (2 phone, 1 date)');
   });
