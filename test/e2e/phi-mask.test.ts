@@ -77,6 +77,11 @@ describe('masking identifiers in real VS Code (code-server + Chromium)', () => {
         )
         .join('\n') + '\n',
     );
+    // A reward function whose details quote a number, as a judge's answer can.
+    writeFileSync(
+      join(ws, 'callback_reward.py'),
+      `def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return {"score": 1.0, "note": "callback ${PHONES[0]}"}\n`,
+    );
     const page = await cs.open(ws);
 
     // Episode replay, from the explorer.
@@ -97,6 +102,12 @@ describe('masking identifiers in real VS Code (code-server + Chromium)', () => {
     await playground.locator('#status', { hasText: 'samples from episode replay' }).waitFor({ timeout: 20_000 });
     await assertMasked(playground, 'reward playground');
     await playground.locator('#results td.solution .phi-chip').first().waitFor();
+    await playground.locator('#run-all').click();
+    await playground.locator('#status', { hasText: 'Done.' }).waitFor({ timeout: 60_000 });
+    await playground.locator('#results tr.sample[data-index="0"] td.index').click();
+    await playground.locator('#detail-0 .side-a pre.detail .phi-chip').waitFor();
+    await assertMasked(playground, 'reward playground, scored');
+    await screenshot(page, 'phi-mask-playground');
     await toggleOffAndOn(playground, playground.locator('#results td.solution', { hasText: PHONES[1] }), 'reward playground');
 
     // The dataset preview, from the Datasets view.
