@@ -15,6 +15,8 @@ const browserSafeCore = [
   'src/core/metrics/metric-value',
   'src/core/metrics/metric-series',
   'src/core/metrics/headline-defs',
+  'src/core/phi/phi-categories',
+  'src/core/phi/masked-segments',
 ];
 const coreFromWebview = {
   regex: `(^|/)src/core/(?!(${browserSafeCore.map((m) => m.slice('src/core/'.length)).join('|')})$)`,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { phiMaskState, setPhiMask } from './phi-mask';
 
 /** Messages between the dataset preview webview and the extension. */
 
@@ -60,6 +61,7 @@ export const DatasetToWebview = z.discriminatedUnion('type', [
     done: z.boolean(),
   }),
   z.object({ type: z.literal('error'), message: z.string() }),
+  phiMaskState,
 ]);
 export type DatasetToWebview = z.infer<typeof DatasetToWebview>;
 
@@ -68,5 +70,6 @@ export const DatasetFromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('getRows'), start: z.number().int().min(0), count: z.number().int().min(1).max(1000) }),
   z.object({ type: z.literal('search'), id: z.number().int(), query: z.string().min(1) }),
   z.object({ type: z.literal('cancelSearch'), id: z.number().int() }),
+  setPhiMask,
 ]);
 export type DatasetFromWebview = z.infer<typeof DatasetFromWebview>;

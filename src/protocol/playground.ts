@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { phiMaskState, setPhiMask } from './phi-mask';
 
 /** Messages between the reward playground webview and the extension (validated on both sides). */
 
@@ -69,7 +70,14 @@ export const toPlayground = z.discriminatedUnion('type', [
     selected: scorerRefSchema.optional(),
     trusted: z.boolean(),
   }),
-  z.object({ type: z.literal('samples'), samples: z.array(sampleSchema), source: z.string(), problems: z.array(z.string()) }),
+  /** The samples, and the results scored on them so far when they are sent again (masking turned on or off). */
+  z.object({
+    type: z.literal('samples'),
+    samples: z.array(sampleSchema),
+    source: z.string(),
+    problems: z.array(z.string()),
+    results: z.object({ a: z.array(resultSchema), b: z.array(resultSchema) }).optional(),
+  }),
   z.object({ type: z.literal('runStarted'), sides: z.array(sideSchema), labels: z.record(z.string(), z.string()), total: z.int() }),
   z.object({ type: z.literal('results'), side: sideSchema, results: z.array(resultSchema), done: z.int(), total: z.int() }),
   z.object({
@@ -80,6 +88,7 @@ export const toPlayground = z.discriminatedUnion('type', [
     casesChecked: z.boolean(),
   }),
   z.object({ type: z.literal('notice'), level: z.enum(['info', 'error']), message: z.string() }),
+  phiMaskState,
 ]);
 
 export const fromPlayground = z.discriminatedUnion('type', [
@@ -100,6 +109,7 @@ export const fromPlayground = z.discriminatedUnion('type', [
   z.object({ type: z.literal('saveCases'), fn: scorerRefSchema }),
   z.object({ type: z.literal('loadCases'), fn: scorerRefSchema }),
   z.object({ type: z.literal('export'), format: z.enum(['csv', 'jsonl']) }),
+  setPhiMask,
 ]);
 
 export type ToPlayground = z.infer<typeof toPlayground>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { phiMaskState, setPhiMask } from './phi-mask';
 
 /** Messages of the episode replay webview (webview/replay) and its host (src/vscode/episodes). */
 
@@ -135,6 +136,7 @@ export const toWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('episode'), episode: episodeView }),
   z.object({ type: z.literal('compare'), compare: compareView }),
   z.object({ type: z.literal('error'), message: z.string() }),
+  phiMaskState,
 ]);
 
 export const fromWebview = z.discriminatedUnion('type', [
@@ -143,6 +145,7 @@ export const fromWebview = z.discriminatedUnion('type', [
   z.object({ type: z.literal('open'), ...stepRef, index: z.number().int().min(0) }),
   z.object({ type: z.literal('compare'), ...stepRef, index: z.number().int().min(0) }),
   z.object({ type: z.literal('sendToPlayground'), ...stepRef, index: z.number().int().min(0).optional() }),
+  setPhiMask,
 ]);
 
 export type ToWebview = z.infer<typeof toWebview>;

@@ -2,6 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import './style.css';
 import { connect, el } from '../shared/vscode-api';
+import { PhiMaskBar } from '../shared/phi-mask-bar';
 import { rowAndLine } from '../../src/core/format/row-line';
 import { DatasetFromWebview, DatasetToWebview, type DatasetProblem, type DatasetRow } from '../../src/protocol/dataset';
 
@@ -27,6 +28,7 @@ const app = document.getElementById('app')!;
 const title = el('h1', { className: 'title' });
 const meta = el('div', { className: 'meta' });
 const status = el('div', { className: 'status' });
+const phiMask = new PhiMaskBar((on) => api.post({ type: 'setPhiMask', on }));
 const rowField = el('vscode-textfield') as unknown as TextField;
 rowField.setAttribute('placeholder', 'row number');
 rowField.className = 'goto';
@@ -50,7 +52,7 @@ const problemsTitle = el('h2', { text: 'Problems' });
 const searchList = el('ul', { className: 'matches' });
 const searchTitle = el('h2', { text: 'Search' });
 const lower = el('div', { className: 'lower' }, el('section', {}, problemsTitle, problemsList), el('section', {}, searchTitle, searchList));
-app.append(el('header', {}, title, meta, status), toolbar, el('div', { className: 'main' }, table, detail), lower);
+app.append(el('header', {}, title, meta, status, phiMask.root), toolbar, el('div', { className: 'main' }, table, detail), lower);
 
 scroller.addEventListener('scroll', () => render());
 window.addEventListener('resize', () => render());
@@ -122,7 +124,23 @@ function onMessage(msg: DatasetToWebview): void {
       status.textContent = msg.message;
       status.classList.add('bad');
       return;
+    case 'phiMask':
+      if (phiMask.set(msg.on)) reloadShown();
+      return;
   }
+}
+
+/** Masking turned on or off: the rows are asked for again (they come masked or not); a search's matches would have to be found again. */
+function reloadShown(): void {
+  cache.clear();
+  requested.clear();
+  if (!cancelButton.hidden) api.post({ type: 'cancelSearch', id: searchId });
+  searchId++;
+  cancelButton.hidden = true;
+  searchList.replaceChildren();
+  searchTitle.textContent = 'Search';
+  if (selected !== undefined) detail.replaceChildren(el('p', { className: 'hint', text: `reading row ${selected}…` }));
+  render();
 }
 
 function columnsOf(rows: DatasetRow[]): string[] {

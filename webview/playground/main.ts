@@ -9,6 +9,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { connect, el } from '../shared/vscode-api';
+import { PhiMaskBar } from '../shared/phi-mask-bar';
 import {
   fromPlayground,
   toPlayground,
@@ -128,6 +129,8 @@ const toolbar = el(
   cancel,
   ring,
 );
+// The extension sends the samples and results again when masking is turned on or off.
+const phiMask = new PhiMaskBar((on) => api.post({ type: 'setPhiMask', on }));
 const fileBar = el(
   'div',
   { className: 'toolbar' },
@@ -136,6 +139,7 @@ const fileBar = el(
   button('Save expected as cases', 'save', () => withFunction((fn) => api.post({ type: 'saveCases', fn })), 'save-cases'),
   button('Export CSV', 'export', () => api.post({ type: 'export', format: 'csv' }), 'export-csv'),
   button('Export JSONL', 'json', () => api.post({ type: 'export', format: 'jsonl' }), 'export-jsonl'),
+  phiMask.root,
 );
 
 function withFunction(fn: (ref: ScorerRef) => void): void {
@@ -510,6 +514,7 @@ function onMessage(msg: ToPlayground): void {
     case 'samples':
       samples = msg.samples;
       results = { a: [], b: [] };
+      for (const side of ['a', 'b'] as const) for (const r of msg.results?.[side] ?? []) results[side][r.index] = r;
       expanded.clear();
       renderTable();
       renderSummary();
@@ -543,6 +548,9 @@ function onMessage(msg: ToPlayground): void {
       return;
     case 'notice':
       setStatus(msg.message, msg.level === 'error');
+      return;
+    case 'phiMask':
+      phiMask.set(msg.on);
       return;
   }
 }

@@ -5,6 +5,7 @@ import '@vscode-elements/elements/dist/vscode-option/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import './replay.css';
 import { connect, el } from '../shared/vscode-api';
+import { PhiMaskBar } from '../shared/phi-mask-bar';
 import { fromWebview, toWebview, type EpisodeQueryMsg, type StepInfoMsg, type ToWebview } from '../../src/protocol/replay';
 import { VirtualList, columnsFor } from './virtual-list';
 import { EpisodeView } from './episode-view';
@@ -41,6 +42,7 @@ status.setAttribute('role', 'status');
 const collectionSelect = document.createElement('vscode-single-select');
 collectionSelect.id = 'collection';
 collectionSelect.setAttribute('aria-label', 'Episode set');
+const phiMask = new PhiMaskBar((on) => api.post({ type: 'setPhiMask', on }));
 const timeline = new Timeline((step) => pickStep(step));
 const signalsBox = el('div', { className: 'signals-box' });
 
@@ -134,7 +136,7 @@ const episodeView = new EpisodeView({
 });
 
 app.append(
-  el('header', { className: 'top' }, title, collectionSelect, status),
+  el('header', { className: 'top' }, title, collectionSelect, status, phiMask.root),
   timeline.root,
   signalsBox,
   el('div', { className: 'filters' }, textField, minField, maxField, dsSelect, extraSelect, extraValue, flagged, count, sendFiltered),
@@ -285,6 +287,15 @@ function onMessage(msg: ToWebview): void {
     case 'error':
       status.textContent = msg.message;
       status.classList.add('error');
+      break;
+    case 'phiMask':
+      // Masking turned on or off: ask again for the rows in view and the open episode, which come masked or not.
+      if (phiMask.set(msg.on)) {
+        queryGen++;
+        list.refresh();
+        if (list.isEmpty()) fetchPage(0, 100);
+        if (openIndex !== undefined) openEpisode(openIndex);
+      }
       break;
   }
 }

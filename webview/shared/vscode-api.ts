@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { maskedNodes, maskedPlainText } from './masked-text';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -33,7 +34,10 @@ export function connect<ToWebview extends z.ZodType, FromWebview extends z.ZodTy
   };
 }
 
-/** Creates an element with text content only: model output and data are never parsed as HTML. */
+/**
+ * Creates an element with text content only: model output and data are never parsed as HTML. Identifiers the extension
+ * masked in `text` show as chips, and as their placeholders in `title`.
+ */
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   props: { className?: string; text?: string; title?: string } = {},
@@ -41,8 +45,8 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 ): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (props.className) e.className = props.className;
-  if (props.text !== undefined) e.textContent = props.text;
-  if (props.title !== undefined) e.title = props.title;
+  if (props.text !== undefined) e.append(...maskedNodes(props.text));
+  if (props.title !== undefined) e.title = maskedPlainText(props.title);
   for (const c of children) e.append(c);
   return e;
 }

@@ -7,6 +7,7 @@ import { searchDataset } from '../../core/datasets/search-dataset';
 import { DATASET_KIND_LABELS } from '../../core/datasets/dataset-kinds';
 import { formatBytes } from '../../core/format/bytes';
 import { errorMessage } from '../../core/errors/located-error';
+import { maskString, maskStrings } from '../../core/phi/mask-text';
 import { DatasetFromWebview, DatasetToWebview } from '../../protocol/dataset';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import type { Ctx } from '../ctx';
@@ -48,6 +49,8 @@ export class DatasetPreviews implements vscode.Disposable {
       toWebview: DatasetToWebview,
       fromWebview: DatasetFromWebview,
       retainContextWhenHidden: true,
+      // The page asks for its rows again itself; the summary's problems come only from here.
+      phiMask: { mask: maskDatasetMessage, resend: () => void this.postSummary(ref, typed.post, life.signal) },
       onMessage: async (msg, post) => {
         switch (msg.type) {
           case 'ready':
@@ -141,5 +144,21 @@ export class DatasetPreviews implements vscode.Disposable {
 
   dispose(): void {
     for (const { panel } of this.open.values()) panel.panel.dispose();
+  }
+}
+
+/** The file's text in a message masked: rows, search snippets, and the problems and errors that can quote a row. */
+function maskDatasetMessage(m: DatasetToWebview): DatasetToWebview {
+  switch (m.type) {
+    case 'rows':
+      return { ...m, rows: maskStrings(m.rows) };
+    case 'searchResults':
+      return { ...m, matches: maskStrings(m.matches) };
+    case 'summary':
+      return { ...m, problems: m.problems.map((p) => ({ ...p, reason: maskString(p.reason) })) };
+    case 'error':
+      return { ...m, message: maskString(m.message) };
+    default:
+      return m;
   }
 }

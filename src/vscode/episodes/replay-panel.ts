@@ -5,6 +5,7 @@ import { fromWebview, toWebview, type FromWebview, type ToWebview } from '../../
 import { ReplaySession, type StepRef } from '../../core/episodes/replay-session';
 import type { EpisodeFile } from '../../core/episodes/episode-file';
 import { errorMessage } from '../../core/errors/located-error';
+import { maskString, maskStrings } from '../../core/phi/mask-text';
 
 /**
  * The episode replay panel for one source (a run, a folder, a file). The session indexes the step the user looks at first,
@@ -20,10 +21,41 @@ export function openReplayPanel(ctx: Ctx, session: ReplaySession, title: string,
     toWebview,
     fromWebview,
     retainContextWhenHidden: true,
+    // The page asks for its page of episodes and the open episode again itself.
+    phiMask: { mask: maskReplayMessage },
     onMessage: (msg) => replay.onMessage(msg),
   });
   replay.post = post;
   panel.onDidDispose(() => replay.abort.abort());
+}
+
+/** What the policy saw and wrote in a message masked: prompts, responses, ground truth, extra fields, errors. */
+function maskReplayMessage(m: ToWebview): ToWebview {
+  switch (m.type) {
+    case 'page':
+      return { ...m, rows: m.rows.map((r) => ({ ...r, extra: maskStrings(r.extra) })) };
+    case 'episode': {
+      const e = m.episode;
+      const turns = e.turns.map((t) => ({
+        ...t,
+        content: maskString(t.content),
+        parts: t.parts.map((p) => ({ ...p, text: maskString(p.text) })),
+      }));
+      return {
+        ...m,
+        episode: { ...e, turns, groundTruth: maskString(e.groundTruth), extra: maskStrings(e.extra), raw: maskStrings(e.raw) },
+      };
+    }
+    case 'compare': {
+      const c = m.compare;
+      const steps = c.steps.map((s) => ({ ...s, episodes: s.episodes.map((x) => ({ ...x, response: maskString(x.response) })) }));
+      return { ...m, compare: { ...c, prompt: maskString(c.prompt), steps } };
+    }
+    case 'error':
+      return { ...m, message: maskString(m.message) };
+    default:
+      return m;
+  }
 }
 
 /** One replay panel's session: which step files are indexed (or being indexed), and the answers to the page. */

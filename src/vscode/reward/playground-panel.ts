@@ -12,6 +12,7 @@ import type { RewardSample, ScoreResult } from '../../core/scoring/sample';
 import { judgeEnv, openJudge, pickJudge, type OpenedJudge } from '../../core/judge/judges';
 import { describeParser } from '../../core/scoring/score-parser';
 import { errorMessage, formatProblem } from '../../core/errors/located-error';
+import { maskString, maskStrings } from '../../core/phi/mask-text';
 import { fromPlayground, toPlayground, type FromPlayground, type ScorerRef, type ToPlayground } from '../../protocol/playground';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import type { Ctx } from '../ctx';
@@ -35,6 +36,31 @@ interface RunBatch {
   indexes: number[];
   subset: RewardSample[];
   hostEntry: ResolvedHost;
+}
+
+/** The samples' text and what scorers answered masked: responses, prompts, ground truth, judge answers, output, errors. */
+function maskPlaygroundMessage(m: ToPlayground): ToPlayground {
+  switch (m.type) {
+    case 'samples':
+      return {
+        ...m,
+        samples: m.samples.map((s) => ({
+          ...s,
+          solution_str: maskString(s.solution_str),
+          ground_truth: maskStrings(s.ground_truth),
+          extra_info: maskStrings(s.extra_info),
+          prompt: typeof s.prompt === 'string' ? maskString(s.prompt) : s.prompt?.map((c) => ({ ...c, content: maskString(c.content) })),
+          extra: maskStrings(s.extra),
+        })),
+        results: maskStrings(m.results),
+      };
+    case 'results':
+      return { ...m, results: maskStrings(m.results) };
+    case 'notice':
+      return { ...m, message: maskString(m.message) };
+    default:
+      return m;
+  }
 }
 
 /**
@@ -95,6 +121,7 @@ export class RewardPlayground implements vscode.Disposable {
       toWebview: toPlayground,
       fromWebview: fromPlayground,
       retainContextWhenHidden: true,
+      phiMask: { mask: maskPlaygroundMessage, resend: () => this.postSamples() },
       onMessage: (msg) => this.onMessage(msg),
     });
     this.view.panel.onDidDispose(() => {
@@ -112,21 +139,27 @@ export class RewardPlayground implements vscode.Disposable {
     this.samples = samples;
     this.loadedFrom = { source, problems };
     this.results = { a: [], b: [] };
-    this.post({ type: 'samples', samples, source, problems });
+    this.postSamples();
+  }
+
+  /** The samples and the results scored on them so far. */
+  private postSamples(): void {
+    const scored = (side: 'a' | 'b') => this.results[side].filter((r): r is ScoreResult => r !== undefined);
+    this.post({ type: 'samples', samples: this.samples, ...this.loadedFrom, results: { a: scored('a'), b: scored('b') } });
   }
 
   private async onMessage(msg: FromPlayground): Promise<void> {
     switch (msg.type) {
       case 'ready':
         await this.sendInit();
-        if (this.samples.length) this.post({ type: 'samples', samples: this.samples, ...this.loadedFrom });
+        if (this.samples.length) this.postSamples();
         return;
       case 'pickDataset':
         return this.pickDataset();
       case 'addSample':
         this.samples.push(msg.sample);
         this.loadedFrom = { source: 'typed by hand', problems: [] };
-        this.post({ type: 'samples', samples: this.samples, ...this.loadedFrom });
+        this.postSamples();
         return;
       case 'setExpected': {
         const s = this.samples[msg.index];

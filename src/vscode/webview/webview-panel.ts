@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import type { Ctx } from '../ctx';
 import { errorMessage } from '../../core/errors/located-error';
+import { phiMaskState, setPhiMask } from '../../protocol/phi-mask';
+import { onPhiMaskChange, phiMaskOn, setPhiMaskOn } from './phi-mask-setting';
 
 interface WebviewPanelOptions<ToWebview extends z.ZodType, FromWebview extends z.ZodType> {
   viewType: string;
@@ -15,6 +17,12 @@ interface WebviewPanelOptions<ToWebview extends z.ZodType, FromWebview extends z
   column?: vscode.ViewColumn;
   iconPath?: vscode.Uri | { light: vscode.Uri; dark: vscode.Uri };
   retainContextWhenHidden?: boolean;
+  /**
+   * For a page that shows data, which may hold identifiers (its protocol has the phi-mask messages): while `medrl.phi.mask`
+   * is on, `mask` masks the text of each message before it is posted, so none of it reaches the page. The page's toggle
+   * sets the setting; when the setting changes the page is told, and `resend` posts again what the page cannot ask for again.
+   */
+  phiMask?: { mask: (msg: z.input<ToWebview>) => z.input<ToWebview>; resend?: () => void };
 }
 
 export interface TypedWebviewPanel<ToWebview extends z.ZodType> {
@@ -42,19 +50,24 @@ export function openWebviewPanel<ToWebview extends z.ZodType, FromWebview extend
   if (opts.iconPath) panel.iconPath = opts.iconPath;
   panel.webview.html = webviewHtml(panel.webview, ext, opts.bundle, opts.title);
   const post = (msg: z.input<ToWebview>) => {
-    const parsed = opts.toWebview.safeParse(msg);
+    const parsed = opts.toWebview.safeParse(opts.phiMask && phiMaskOn() ? opts.phiMask.mask(msg) : msg);
     if (!parsed.success) {
       ctx.log.error(`${opts.viewType}: refusing to post an invalid message: ${parsed.error.message}`);
       return;
     }
     void panel.webview.postMessage(parsed.data);
   };
+  const postPhiMaskState = (on: boolean) => post(phiMaskState.parse({ type: 'phiMask', on }) as z.input<ToWebview>);
   const sub = panel.webview.onDidReceiveMessage(async (raw: unknown) => {
     const parsed = opts.fromWebview.safeParse(raw);
     if (!parsed.success) {
       ctx.log.warn(`${opts.viewType}: ignored an invalid message from the webview: ${parsed.error.message}`);
       return;
     }
+    const toggle = setPhiMask.safeParse(parsed.data);
+    if (opts.phiMask && toggle.success) return setPhiMaskOn(toggle.data.on);
+    // Ahead of the page's first content: whether it comes masked.
+    if (opts.phiMask && (parsed.data as { type?: unknown }).type === 'ready') postPhiMaskState(phiMaskOn());
     try {
       await opts.onMessage(parsed.data, post);
     } catch (err) {
@@ -62,7 +75,16 @@ export function openWebviewPanel<ToWebview extends z.ZodType, FromWebview extend
       throw err;
     }
   });
-  panel.onDidDispose(() => sub.dispose());
+  const maskSub = opts.phiMask
+    ? onPhiMaskChange((on) => {
+        postPhiMaskState(on);
+        opts.phiMask!.resend?.();
+      })
+    : undefined;
+  panel.onDidDispose(() => {
+    sub.dispose();
+    maskSub?.dispose();
+  });
   return { panel, post };
 }
 

@@ -1,0 +1,29 @@
+import { findPhi } from './find-phi';
+import { joinMasked, type MaskedSegment } from './masked-segments';
+
+/** `text` with every identifier replaced by its category: the identifier's text is in none of the segments. */
+export function maskText(text: string): MaskedSegment[] {
+  const out: MaskedSegment[] = [];
+  let last = 0;
+  for (const f of findPhi(text)) {
+    if (f.start > last) out.push({ text: text.slice(last, f.start) });
+    out.push({ category: f.category });
+    last = f.end;
+  }
+  if (last < text.length) out.push({ text: text.slice(last) });
+  return out;
+}
+
+/** `text` masked, as the one string a webview gets (masked-segments.ts reads it back). */
+export function maskString(text: string): string {
+  return joinMasked(maskText(text));
+}
+
+/** Every string inside `value` (arrays and plain objects; keys left as they are) masked with `maskString`. */
+export function maskStrings<T>(value: T): T {
+  if (typeof value === 'string') return maskString(value) as T;
+  if (Array.isArray(value)) return value.map(maskStrings) as T;
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskStrings(v)])) as T;
+  return value;
+}
