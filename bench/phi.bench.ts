@@ -1,0 +1,103 @@
+// PHI scan speed and memory on a 1 GB JSONL of clinical notes: `medrl phi scan FILE --json` (the bundled CLI, as a user runs
+// it) against `wc -l` and a single `grep -cE` for one phone shape on the same file. Rows are the 200 real MEDEC notes (no
+// identifiers) with invented identifiers planted in one row in ten (the evaluation corpus's documents), so the scan both
+// reads quiet text and reports findings. `npm run bench -- phi`.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { LocalHost } from '../src/core/remote/local-host';
+import { openDataset } from '../src/core/datasets/open-dataset';
+import { phiCorpus } from '../test/core/phi/phi-corpus';
+
+const root = join(__dirname, '..');
+const dir = join(__dirname, '.data');
+const GB = 1e9;
+/** The file's size in GB (MEDRL_PHI_BENCH_GB=0.05 for a quick look; the figures to report are at 1). */
+const SIZE = Number(process.env.MEDRL_PHI_BENCH_GB ?? 1) * GB;
+
+async function notes(): Promise<string[]> {
+  const reader = await openDataset(new LocalHost(), join(root, 'demo/data/medec/medec-ms-validation-first200.csv'));
+  const out: string[] = [];
+  for await (const r of reader.rows()) out.push(String((r.value as Record<string, unknown>).Text ?? ''));
+  return out;
+}
+
+async function generate(file: string): Promise<{ rows: number; planted: number }> {
+  const plain = await notes();
+  const planted = (await phiCorpus()).map((d) => d.text);
+  const fd = openSync(file, 'w');
+  let rows = 0;
+  let withPhi = 0;
+  for (let written = 0; written < GB;) {
+    const lines: string[] = [];
+    for (let i = 0; i < 2000; i++, rows++) {
+      const phi = rows % 10 === 0;
+      if (phi) withPhi++;
+      const note = phi ? planted[rows % planted.length] : plain[rows % plain.length];
+      lines.push(JSON.stringify({ id: `note-${rows}`, data_source: 'medec', note }));
+    }
+    const chunk = Buffer.from(`${lines.join('\n')}\n`);
+    writeSync(fd, chunk);
+    written += chunk.length;
+  }
+  closeSync(fd);
+  return { rows, planted: withPhi };
+}
+
+/** Wall time in seconds and peak resident memory in MB of a command, its stdout thrown away. */
+function measure(cmd: string, args: string[]): { s: number; mb?: number } {
+  const timed = existsSync('/usr/bin/time');
+  const t = performance.now();
+  const r = spawnSync(timed ? '/usr/bin/time' : cmd, timed ? ['-f', '%M', cmd, ...args] : args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
+  const s = (performance.now() - t) / 1000;
+  if (r.error) throw r.error;
+  const kb = timed ? Number(r.stderr.trim().split('\n').pop()) : NaN;
+  return { s, mb: Number.isFinite(kb) ? kb / 1024 : undefined };
+}
+
+function line(name: string, s: number, size: number, baseName: string, base: number): void {
+  const rate = (x: number) => `${(size / 1e6 / x).toFixed(0)} MB/s`;
+  console.log(
+    `${name.padEnd(34)} ${`${s.toFixed(1)} s`.padStart(8)} ${rate(s).padStart(10)}   ${baseName.padEnd(28)} ${`${base.toFixed(2)} s`.padStart(8)} ${rate(base).padStart(10)}   ratio ${(s / base).toFixed(1)}x`,
+  );
+}
+
+async function main(): Promise<void> {
+  const cli = join(root, 'dist/cli.js');
+  if (!existsSync(cli)) throw new Error('dist/cli.js is missing: run `npm run build` first');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'phi-1g.jsonl');
+  let t = performance.now();
+  const { rows, planted } = await generate(file);
+  const size = statSync(file).size;
+  console.log(
+    `generated ${file}: ${rows} notes (${planted} with planted identifiers), ${(size / GB).toFixed(2)} GB in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
+  try {
+    const wc = measure('wc', ['-l', file]);
+    const grep = measure('grep', ['-cE', '[0-9]{3}-[0-9]{3}-[0-9]{4}', file]);
+    const scan = measure(process.execPath, [cli, 'phi', 'scan', file, '--json']);
+    line('medrl phi scan --json', scan.s, size, 'wc -l', wc.s);
+    line('medrl phi scan --json', scan.s, size, 'grep -cE (one phone shape)', grep.s);
+    console.log(
+      `peak memory of the scan: ${scan.mb === undefined ? 'not measured (no /usr/bin/time)' : `${scan.mb.toFixed(0)} MB (target < 200 MB)`}; target ≥ 100 MB/s`,
+    );
+    // The scan exits 1 when it finds something (like a linter), so count its lines through a pipe.
+    t = performance.now();
+    const count = execFileSync('bash', ['-c', 'node "$0" phi scan "$1" --json 2>/dev/null | wc -l', cli, file], {
+      encoding: 'utf8',
+    }).trim();
+    console.log(`${count} findings reported (${((performance.now() - t) / 1000).toFixed(1)} s, counted through a pipe)`);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
