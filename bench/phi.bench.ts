@@ -28,7 +28,7 @@ async function generate(file: string): Promise<{ rows: number; planted: number }
   const fd = openSync(file, 'w');
   let rows = 0;
   let withPhi = 0;
-  for (let written = 0; written < GB;) {
+  for (let written = 0; written < SIZE;) {
     const lines: string[] = [];
     for (let i = 0; i < 2000; i++, rows++) {
       const phi = rows % 10 === 0;

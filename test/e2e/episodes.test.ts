@@ -183,6 +183,10 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
       Buffer.from(' after", "gts": "x", "score": 0, "step": 1}\n'),
     ]);
     writeFileSync(join(ws, 'hostile/1.jsonl'), Buffer.concat([Buffer.from(lines.join('\n') + '\n'), invalidUtf8]));
+    // The payloads' URLs and IPs are identifiers to the PHI mask, which would show them as chips; this test checks that the
+    // characters the model wrote are shown as text, so it looks with masking off (phi-mask.test.ts covers the chips).
+    mkdirSync(join(ws, '.vscode'));
+    writeFileSync(join(ws, '.vscode/settings.json'), JSON.stringify({ 'medrl.phi.mask': false }));
 
     const page = await cs.open(ws);
     page.on('dialog', (d) => void d.dismiss());

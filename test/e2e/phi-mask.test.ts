@@ -7,14 +7,15 @@ import type { Frame, Locator } from 'playwright-core';
 import { codeServerForSuite, focusPane, openMedrlContainer, pane, runContextMenuItem, screenshot } from './harness/code-server';
 import { webviewWith } from './harness/playground-frame';
 
-// Phone numbers are planted because the stand-in detector and the real one both find them; the email is there for the
-// real one, and nothing is asserted about it.
+// Invented identifiers of several categories; the chip checks use the phones, and none of them may reach a page.
 const PHONES = ['617-555-0142', '508-555-0199'];
 const EMAIL = 'jane.doe@example.org';
+const PATIENT = 'Patient: Jane Roe, MRN 00482913, admitted on 03/14/2021.';
+const PLANTED = [...PHONES, EMAIL, 'Jane Roe', '00482913', '03/14/2021'];
 
-/** Waits until no planted phone number is anywhere in the page (text or attributes) and chips stand in for them. */
+/** Waits until no planted identifier is anywhere in the page (text or attributes) and chips stand in for them. */
 async function assertMasked(frame: Frame, what: string): Promise<void> {
-  await frame.waitForFunction((phones) => !phones.some((p) => document.documentElement.outerHTML.includes(p)), PHONES, {
+  await frame.waitForFunction((planted) => !planted.some((p) => document.documentElement.outerHTML.includes(p)), PLANTED, {
     timeout: 20_000,
   });
   await frame.locator('#phi-mask-status', { hasText: /^\d+ identifiers? masked \((\d+ \w+, )*\d+ phone/ }).waitFor();
@@ -23,7 +24,7 @@ async function assertMasked(frame: Frame, what: string): Promise<void> {
   assert.equal(await chip.getAttribute('title'), 'phone number identifier masked', `${what}: the chip's hover names the category`);
   const html = await frame.content();
   const text = await frame.locator('body').innerText();
-  for (const p of PHONES) assert.ok(!html.includes(p) && !text.includes(p), `${what}: ${p} is not in the page`);
+  for (const p of PLANTED) assert.ok(!html.includes(p) && !text.includes(p), `${what}: ${p} is not in the page`);
   assert.ok(await frame.locator('#phi-mask').isChecked(), `${what}: the toggle is on`);
 }
 
@@ -51,7 +52,10 @@ describe('masking identifiers in real VS Code (code-server + Chromium)', () => {
           JSON.stringify({
             data_source: 'clinic',
             prompt: [
-              { role: 'user', content: `Case ${i}: call back at ${PHONES[0]} or write to ${EMAIL}. Is the blood pressure controlled?` },
+              {
+                role: 'user',
+                content: `Case ${i}: ${PATIENT} Call back at ${PHONES[0]} or write to ${EMAIL}. Is the blood pressure controlled?`,
+              },
             ],
             ability: 'medical',
             reward_model: { style: 'rule', ground_truth: 'yes' },
@@ -66,7 +70,7 @@ describe('masking identifiers in real VS Code (code-server + Chromium)', () => {
       [0, 1]
         .map((i) =>
           JSON.stringify({
-            input: `<|im_start|>user\nCase ${i}: the patient's number is ${PHONES[0]}. Controlled?<|im_end|>\n<|im_start|>assistant\n`,
+            input: `<|im_start|>user\nCase ${i}: ${PATIENT} The patient's number is ${PHONES[0]}. Controlled?<|im_end|>\n<|im_start|>assistant\n`,
             output: `I called ${PHONES[1]} and wrote to ${EMAIL}. <answer>yes</answer>`,
             gts: 'yes',
             score: 1,

@@ -14,15 +14,10 @@ const WORD = new RegExp(`\\b${WORD_SRC}`, 'g');
 /** The next word of a name on the same line: a word or an initial, after spaces (and a comma: "Smith, John"). */
 const NEXT = new RegExp(`(,?)[ \\t]+([A-Z]\\.|${WORD_SRC})`, 'y');
 
-/** Any capitalisation of each word: "patient", "Patient", "PATIENT". */
-function anyCase(words: string[]): string {
-  return words.map((w) => `${w}|${w.charAt(0).toUpperCase()}${w.slice(1)}|${w.toUpperCase()}`).join('|');
-}
-
-/** What may stand before a name; each match ends where the name would start. */
-const TITLE_BEFORE = /\b(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor|Nurse|Sister)\.?[ \t]+(?=[A-Z])/g;
+/** What may stand before a name; each match ends where the name would start (the caller checks for a capital there: a flag-wide `i` would make a lookahead for one match any letter). */
+const TITLE_BEFORE = /\b(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor|Nurse|Sister)\.?[ \t]+/g;
 const LABEL_BEFORE = new RegExp(
-  `\\b(?:${anyCase([
+  `\\b(?:${[
     'patient name',
     'patient',
     'name',
@@ -44,11 +39,11 @@ const LABEL_BEFORE = new RegExp(
     'emergency contact',
     'next of kin',
     'guardian',
-  ])})[ \\t]*:[ \\t]*(?=[A-Z])`,
-  'g',
+  ].join('|')})[ \\t]*:[ \\t]*`,
+  'gi',
 );
 const RELATION_BEFORE = new RegExp(
-  `\\b(?:${anyCase([
+  `\\b(?:${[
     'seen by',
     'referred by',
     'discussed with',
@@ -71,8 +66,8 @@ const RELATION_BEFORE = new RegExp(
     'nephew',
     'friend',
     'named',
-  ])})(?:,[ \\t]*|[ \\t]+)(?=[A-Z])`,
-  'g',
+  ].join('|')})(?:,[ \\t]*|[ \\t]+)`,
+  'gi',
 );
 
 /** What follows an eponym: "Graves disease", "Murphy's sign", "Tanner stage". */
@@ -120,7 +115,11 @@ function contexts(text: string): Map<number, Context> {
   ] as const) {
     re.lastIndex = 0;
     let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) at.set(m.index + m[0].length, context);
+    while ((m = re.exec(text)) !== null) {
+      const end = m.index + m[0].length;
+      const next = text.charCodeAt(end);
+      if (next >= 65 && next <= 90) at.set(end, context);
+    }
   }
   return at;
 }

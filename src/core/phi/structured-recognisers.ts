@@ -148,6 +148,12 @@ export const RECOGNISERS: Recogniser[] = [
     pattern: /\b(9\d|1[01]\d)(?=(?:[-\s]?(?:years?|yrs?|y)[-\s]?(?:old|\/o|o\b)|[-\s]?yo\b|\s+years?\s+of\s+age))/gi,
   },
   { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/gi, group: 1, needs: /age/i },
+  {
+    category: 'age',
+    pattern:
+      /\b(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|one hundred(?:(?: and)?[- ](?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[- ]years?[- ]old)/gi,
+    needs: /ninety|hundred/i,
+  },
   // Street addresses (a number, up to four words and a USPS street suffix, then a unit), and a city, state before a ZIP code.
   {
     category: 'address',
@@ -159,6 +165,7 @@ export const RECOGNISERS: Recogniser[] = [
   {
     category: 'address',
     pattern: new RegExp(`\\b((?:[A-Z][a-z]+[ \\t]){0,2}[A-Z][a-z]+)(?=,[ \\t]*(?:${STATES})[ \\t]+\\d{5}\\b)`, 'g'),
+    needs: /,[ \t]*[A-Z]{2}[ \t]+\d{5}/,
   },
   { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/gi, needs: /box/i },
   {

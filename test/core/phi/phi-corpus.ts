@@ -137,6 +137,19 @@ const PLANTERS: Record<PhiCategory, Planter[]> = {
     (d, f) => d.add('Admitted on ').phi('date', date(f)).add('.\n'),
     (d, f) => d.add('DOB: ').phi('date', date(f)).add('\n'),
     (d, f) => d.add('Last seen in clinic ').phi('date', date(f)).add(' with similar symptoms.\n'),
+    (d, f) =>
+      d
+        .add('Surgery on the ')
+        .phi(
+          'date',
+          `${f.helpers.arrayElement(['3rd', '14th', '21st', '2nd'])} of ${f.helpers.arrayElement(MONTHS)} ${f.number.int({ min: 1995, max: 2025 })}`,
+        )
+        .add('.\n'),
+    (d, f) =>
+      d
+        .add('Follow-up: ')
+        .phi('date', `${f.number.int({ min: 1, max: 12 })}.${f.number.int({ min: 1, max: 28 })}.${f.number.int({ min: 2000, max: 2025 })}`)
+        .add('\n'),
   ],
   age: [
     (d, f) =>
@@ -154,6 +167,11 @@ const PLANTERS: Record<PhiCategory, Planter[]> = {
         .phi('age', String(f.number.int({ min: 90, max: 104 })))
         .add(f.helpers.arrayElement([' y/o', ' yo', ' years old']))
         .add(' with dementia.\n'),
+    (d, f) =>
+      d
+        .add('The patient is a ')
+        .phi('age', f.helpers.arrayElement(['ninety-two', 'ninety-seven', 'one hundred', 'ninety']))
+        .add('-year-old widow.\n'),
   ],
   phone: [
     (d, f) => d.add('Phone: ').phi('phone', phone(f)).add('\n'),
