@@ -12,11 +12,15 @@ import { rowAndLine } from '../../core/format/row-line';
 import { AUTO_INSPECT_BYTES, type DatasetInspections } from './dataset-inspections';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
 import { messageItem, treeGate, untrustedNode, type MessageNode } from '../tree-gate';
+import { formatAge } from '../../core/format/age';
+import { countsText, identifierTotal } from '../../core/phi/phi-check';
+import type { ScanCounts } from '../../core/phi/scan-counts';
+import type { PhiScans } from './phi-scans';
 
 export type DatasetsNode =
   | { kind: 'root'; label: string; host: string; path: string }
   | { kind: 'folder'; host: string; path: string }
-  | { kind: 'file'; ref: DatasetRef; size: number }
+  | { kind: 'file'; ref: DatasetRef; size: number; mtimeMs: number }
   | { kind: 'breakdown'; ref: DatasetRef; title: 'data_source' | 'ability'; counts: Record<string, number> }
   | { kind: 'problems'; ref: DatasetRef; summary: DatasetSummary }
   | { kind: 'problem'; ref: DatasetRef; problem: DatasetProblem }
@@ -39,8 +43,13 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     private readonly state: WorkspaceConfigState,
     private readonly pool: HostPool,
     private readonly inspections: DatasetInspections,
+    private readonly phiScans: PhiScans,
   ) {
-    this.disposables = [state.onDidChange(() => this.refresh()), inspections.onDidChange(() => this.refresh())];
+    this.disposables = [
+      state.onDidChange(() => this.refresh()),
+      inspections.onDidChange(() => this.refresh()),
+      phiScans.onDidChange(() => this.refresh()),
+    ];
   }
 
   refresh(): void {
@@ -86,7 +95,8 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
         if (e.name.startsWith('.')) continue;
         const path = posix.join(dir, e.name);
         if (e.kind === 'directory') nodes.push({ kind: 'folder', host: hostName, path });
-        else if (e.kind === 'file' && datasetFormatOf(e.name)) nodes.push({ kind: 'file', ref: { host: hostName, path }, size: e.size });
+        else if (e.kind === 'file' && datasetFormatOf(e.name))
+          nodes.push({ kind: 'file', ref: { host: hostName, path }, size: e.size, mtimeMs: e.mtimeMs });
       }
       for (const n of nodes)
         if (n.kind === 'file' && n.size <= AUTO_INSPECT_BYTES && !this.inspections.get(n.ref)) this.inspections.inspectInBackground(n.ref);
@@ -118,7 +128,7 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
       case 'folder':
         return folderItem(element);
       case 'file':
-        return this.fileItem(element.ref, element.size);
+        return this.fileItem(element);
       case 'breakdown':
         return breakdownItem(element);
       case 'problems':
@@ -128,7 +138,7 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     }
   }
 
-  private fileItem(ref: DatasetRef, size: number): vscode.TreeItem {
+  private fileItem({ ref, size, mtimeMs }: Of<'file'>): vscode.TreeItem {
     const s = this.inspections.get(ref);
     const done = s?.state === 'done' ? s.summary : undefined;
     const hasChildren =
@@ -155,6 +165,7 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     } else if (!isLocal(ref)) {
       item.iconPath = new vscode.ThemeIcon('file');
     }
+    item.tooltip = withScanLine(item.tooltip as string | undefined, this.phiScans.peek(ref, { size, mtimeMs }));
     item.contextValue = isLocal(ref) ? 'medrl.dataset.file.local' : 'medrl.dataset.file.remote';
     item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [ref] };
     return item;
@@ -164,6 +175,19 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }
+}
+
+/**
+ * A file's tooltip with the line of its last identifier scan, when the file still has the size and mtime it was scanned
+ * with (the tree's listing says so): counts only, never the text found.
+ */
+function withScanLine(tooltip: string | undefined, scan: ScanCounts | undefined): string | vscode.MarkdownString | undefined {
+  if (!scan) return tooltip;
+  const age = `scanned ${formatAge(Date.now() - scan.scannedAt)} ago`;
+  const line = identifierTotal(scan.counts) ? `Identifiers (${age}): ${countsText(scan.counts)}` : `No identifiers found (${age})`;
+  const md = new vscode.MarkdownString();
+  if (tooltip) md.appendText(`${tooltip}\n\n`);
+  return md.appendText(line);
 }
 
 function rootItem(element: Of<'root'>): vscode.TreeItem {
