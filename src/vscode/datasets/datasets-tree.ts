@@ -138,7 +138,24 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     }
   }
 
-  private fileItem({ ref, size, mtimeMs }: Of<'file'>): vscode.TreeItem {
+  /** A file's tooltip is built on hover, so the age of its identifier scan is the age then. */
+  resolveTreeItem(item: vscode.TreeItem, element: DatasetsNode): vscode.TreeItem {
+    if (element.kind === 'file') item.tooltip = this.fileTooltip(element);
+    return item;
+  }
+
+  private fileTooltip({ ref, size, mtimeMs }: Of<'file'>): string | vscode.MarkdownString | undefined {
+    const s = this.inspections.get(ref);
+    const tooltip =
+      s?.state === 'failed'
+        ? s.error
+        : s?.state === 'done' && s.summary.problemCount
+          ? `${s.summary.problemCount} problem(s); ${s.summary.rowsOk} of ${s.summary.rows} rows fine`
+          : undefined;
+    return withScanLine(tooltip, this.phiScans.peek(ref, { size, mtimeMs }));
+  }
+
+  private fileItem({ ref, size }: Of<'file'>): vscode.TreeItem {
     const s = this.inspections.get(ref);
     const done = s?.state === 'done' ? s.summary : undefined;
     const hasChildren =
@@ -158,14 +175,11 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     item.description = parts.join(' · ');
     if (s?.state === 'failed') {
       item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
-      item.tooltip = s.error;
     } else if (done?.problemCount) {
       item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
-      item.tooltip = `${done.problemCount} problem(s); ${done.rowsOk} of ${done.rows} rows fine`;
     } else if (!isLocal(ref)) {
       item.iconPath = new vscode.ThemeIcon('file');
     }
-    item.tooltip = withScanLine(item.tooltip as string | undefined, this.phiScans.peek(ref, { size, mtimeMs }));
     item.contextValue = isLocal(ref) ? 'medrl.dataset.file.local' : 'medrl.dataset.file.remote';
     item.command = { command: 'medrl.openDatasetPreview', title: 'Preview', arguments: [ref] };
     return item;
@@ -179,7 +193,8 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
 
 /**
  * A file's tooltip with the line of its last identifier scan, when the file still has the size and mtime it was scanned
- * with (the tree's listing says so): counts only, never the text found.
+ * with (the tree's listing says so): counts only, never the text found. Markdown because that is what a tooltip renders
+ * as a block; appendText escapes what the file's error message might hold.
  */
 function withScanLine(tooltip: string | undefined, scan: ScanCounts | undefined): string | vscode.MarkdownString | undefined {
   if (!scan) return tooltip;
