@@ -75,5 +75,6 @@ describe('scanning a dataset for identifiers in real VS Code (code-server + Chro
     assert.match(tip, /Identifiers \(scanned \d+ (s|min) ago\): .*3 phone/);
     assertNoPlanted(tip, 'the tooltip');
     await screenshot(page, 'phi-scan-tooltip');
+    await page.close();
   });
 });

@@ -5,8 +5,7 @@ import { redactDataset } from '../../core/phi/redact-dataset';
 import type { ScanCounts } from '../../core/phi/scan-counts';
 import type { Deps } from '../deps';
 import { requireTrust } from '../workspace-trust';
-import { pickDataset } from '../pickers';
-import { activeDatasetFile, datasetRefFromArg, isLocal, type DatasetRef } from './dataset-ref';
+import { datasetArg, isLocal, type DatasetRef } from './dataset-ref';
 
 /**
  * A file never scanned is scanned before an upload or submit only when it is local and at most this big (a few seconds);
@@ -52,14 +51,8 @@ function scanResultText(ref: DatasetRef, s: ScanCounts): string {
 /** MedRL: Scan Dataset for Identifiers: counts per category, kept for the Datasets view and the upload/submit warnings. */
 export function scanDatasetPhiCommand(deps: Deps) {
   return async (arg?: unknown): Promise<void> => {
-    const ref =
-      arg !== undefined
-        ? datasetRefFromArg(arg)
-        : (activeDatasetFile() ?? (await pickDataset(deps, { title: 'Dataset file to scan for identifiers' })));
-    if (!ref) {
-      if (arg !== undefined) throw new Error('no dataset file: run this from the Datasets view or on a .json/.jsonl/.parquet/.csv file');
-      return;
-    }
+    const ref = await datasetArg(deps, arg, 'scan for identifiers');
+    if (!ref) return;
     const s = await scanWithProgress(deps, ref);
     if (!s) return;
     const msg = scanResultText(ref, s);
