@@ -8,8 +8,10 @@ import { requireTrust } from '../workspace-trust';
 import { datasetArg, isLocal, type DatasetRef } from './dataset-ref';
 
 /**
- * A file never scanned is scanned before an upload or submit only when it is local and at most this big (a few seconds);
- * a larger or remote one is not scanned implicitly (minutes, or a whole file over SSH) and gets no warning.
+ * A file never scanned is scanned before an upload (data about to leave this machine) only when it is local and at most
+ * this big (seconds); a larger or remote one is not scanned implicitly (minutes, or a whole file over SSH) and gets no
+ * warning. A submit never scans: runs are submitted often, their data usually already sits on the training host, and
+ * a scan before each would hold every submit up; it warns with the counts of scans the user ran.
  */
 const AUTO_SCAN_BYTES = 50 * 1024 * 1024;
 
@@ -94,11 +96,11 @@ async function writeRedactedCopy(deps: Deps, ref: DatasetRef): Promise<void> {
   );
 }
 
-/** The counts to warn with: the file's current scan, or a new one of a small local file; undefined: no warning. */
-async function countsForWarning(deps: Deps, ref: DatasetRef): Promise<ScanCounts | 'cancelled' | undefined> {
+/** The counts to warn with: the file's current scan, or before an upload a new one of a small local file; undefined: no warning. */
+async function countsForWarning(deps: Deps, ref: DatasetRef, action: 'upload' | 'submit'): Promise<ScanCounts | 'cancelled' | undefined> {
   const { size, counts } = await deps.phiScans.current(ref);
   if (counts) return counts;
-  if (!isLocal(ref) || size > AUTO_SCAN_BYTES) return undefined;
+  if (action === 'submit' || !isLocal(ref) || size > AUTO_SCAN_BYTES) return undefined;
   return (await scanWithProgress(deps, ref)) ?? 'cancelled';
 }
 
@@ -110,7 +112,7 @@ export async function confirmIdentifiers(deps: Deps, refs: DatasetRef[], action:
   const scanned: { ref: DatasetRef; counts: ScanCounts }[] = [];
   for (const ref of refs) {
     // A file that cannot be read here is left to the upload or the submit's host checks, which say why.
-    const counts = await countsForWarning(deps, ref).catch(() => undefined);
+    const counts = await countsForWarning(deps, ref, action).catch(() => undefined);
     // Cancelling the scan before an upload or submit cancels the upload or submit too.
     if (counts === 'cancelled') return false;
     if (counts) scanned.push({ ref, counts });
