@@ -6,6 +6,7 @@ import type { RunsTree } from './runs/runs-tree';
 import type { DatasetsTree } from './datasets/datasets-tree';
 import type { DatasetInspections } from './datasets/dataset-inspections';
 import type { DatasetPreviews } from './datasets/dataset-preview';
+import type { PhiScans } from './datasets/phi-scans';
 import type { CheckpointsTree } from './checkpoints/checkpoints-tree';
 import type { ServicesTree } from './services/services-tree';
 import type { ServiceKeys } from './services/service-keys';
@@ -35,6 +36,8 @@ export interface Deps {
   trees: { hosts: HostsTree; runs: RunsTree; datasets: DatasetsTree; checkpoints: CheckpointsTree; services: ServicesTree };
   inspections: DatasetInspections;
   previews: DatasetPreviews;
+  /** The identifier counts of scanned datasets (never the text found). */
+  phiScans: PhiScans;
   /** The API keys of the services this window started (SecretStorage). */
   serviceKeys: ServiceKeys;
   playground: RewardPlayground;

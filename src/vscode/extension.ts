@@ -10,6 +10,7 @@ import { HOST_COMMANDS } from './hosts/host-commands';
 import { DatasetsTree } from './datasets/datasets-tree';
 import { DatasetInspections } from './datasets/dataset-inspections';
 import { DatasetPreviews } from './datasets/dataset-preview';
+import { PhiScans } from './datasets/phi-scans';
 import { DATASET_COMMANDS } from './datasets/dataset-commands';
 import { REWARD_COMMANDS, registerRewardCodeLens } from './reward/reward-commands';
 import { RewardPlayground } from './reward/playground-panel';
@@ -61,7 +62,8 @@ function createDeps(ctx: Ctx): Deps {
   const hosts = new HostsTree(state, pool);
   const runs = new RunsTree(ctx, state, pool);
   const inspections = new DatasetInspections(ctx, pool);
-  const datasets = new DatasetsTree(state, pool, inspections);
+  const phiScans = new PhiScans(ctx, pool);
+  const datasets = new DatasetsTree(state, pool, inspections, phiScans);
   const checkpoints = new CheckpointsTree(ctx, state, pool);
   const serviceKeys = new ServiceKeys(ctx.extension.secrets);
   const services = new ServicesTree(ctx, state, pool, serviceKeys);
@@ -69,6 +71,7 @@ function createDeps(ctx: Ctx): Deps {
     state,
     hosts,
     inspections,
+    phiScans,
     datasets,
     runs,
     vscode.window.createTreeView('medrl.hosts', { treeDataProvider: hosts, showCollapseAll: false }),
@@ -95,6 +98,7 @@ function createDeps(ctx: Ctx): Deps {
     trees: { hosts, runs, datasets, checkpoints, services },
     inspections,
     previews,
+    phiScans,
     serviceKeys,
     playground,
     runSpecs,

@@ -57,13 +57,25 @@ function runVars(req: SubmitRequest): Record<string, string> {
   return { ...req.hostConfig.env, ...req.spec.env, ...(req.runEnv ?? NO_RUN_ENV).vars };
 }
 
+/** Where the run's relative paths land on its host: `~` and the workdir (the spec's, the host's, else the workspace or home). */
+async function runHostDirs(req: SubmitRequest): Promise<HostDirs> {
+  const home = await req.host.resolvePath('~');
+  const workdirSpec = req.spec.workdir ?? req.hostConfig.workdir ?? (req.host.kind === 'local' ? req.workspaceRoot : '~');
+  return { home, workdir: hostPath(workdirSpec, { home, workdir: home }) };
+}
+
+/** The data files (data.train and data.val) a run would read, as paths on its host. */
+export async function runDataFiles(req: SubmitRequest): Promise<string[]> {
+  const dirs = await runHostDirs(req);
+  return [...asList(req.spec.data.train), ...asList(req.spec.data.val)].map((p) => hostPath(p, dirs));
+}
+
 /** Builds the run (id, folder, launch.sh) without touching the host beyond resolving `~`: what --dry-run shows. */
 export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}): Promise<PreparedRun> {
   const { spec, host, hostConfig } = req;
   const { id = makeRunId(spec.name, req.now), version } = opts;
-  const home = await host.resolvePath('~');
-  const workdirSpec = spec.workdir ?? hostConfig.workdir ?? (host.kind === 'local' ? req.workspaceRoot : '~');
-  const dirs: HostDirs = { home, workdir: hostPath(workdirSpec, { home, workdir: home }) };
+  const dirs = await runHostDirs(req);
+  const { home } = dirs;
   const runsDir = hostPath(hostConfig.runsDir, { home, workdir: home });
   const dir = posix.join(runsDir, id);
   const files: Record<string, string> = { [RUN_FILES.spec]: req.specText };

@@ -5,28 +5,16 @@ import { uploadFiles } from '../../core/datasets/upload-dataset';
 import { formatBytes } from '../../core/format/bytes';
 import type { CommandTable, Deps } from '../deps';
 import { openConvertPanel } from './dataset-convert-panel';
-import { activeDatasetFile, datasetRefFromArg, isLocal, type DatasetRef } from './dataset-ref';
-import { pickDataset } from '../pickers';
+import { datasetArg, isLocal } from './dataset-ref';
+import { confirmIdentifiers, scanDatasetPhiCommand } from './phi-commands';
 
-/**
- * The dataset file a command acts on: its argument (a Datasets view node, an Explorer file, a ref), the dataset file of
- * the active editor, or one picked under the dataset roots; undefined when the user backs out.
- */
-async function datasetArg(deps: Deps, arg: unknown, what: string): Promise<DatasetRef | undefined> {
-  if (arg !== undefined) {
-    const ref = datasetRefFromArg(arg);
-    if (!ref) throw new Error('no dataset file: run this from the Datasets view, the Explorer or an open .json/.jsonl/.parquet/.csv file');
-    return ref;
-  }
-  return activeDatasetFile() ?? (await pickDataset(deps, { title: `Dataset file to ${what}` }));
-}
-
-/** Preview, validate, convert and upload, from the Datasets view, the Explorer and the command palette. */
+/** Preview, validate, convert, upload and scan for identifiers, from the Datasets view, the Explorer and the command palette. */
 export const DATASET_COMMANDS: CommandTable = {
   'medrl.openDatasetPreview': openDatasetPreviewCommand,
   'medrl.validateDataset': validateDatasetCommand,
   'medrl.convertDataset': convertDatasetCommand,
   'medrl.uploadDataset': uploadDatasetCommand,
+  'medrl.scanDatasetPhi': scanDatasetPhiCommand,
 };
 
 /** Opens a dataset file's preview; a problem node of the Datasets view also names the row to show. */
@@ -85,7 +73,7 @@ export function uploadDatasetCommand(deps: Deps) {
   return async (arg?: unknown): Promise<void> => {
     if (!vscode.workspace.isTrusted) throw new Error('uploading to a host needs a trusted workspace');
     const ref = await datasetArg(deps, arg, 'upload');
-    if (!ref) return;
+    if (!ref || !(await confirmIdentifiers(deps, [ref], 'upload'))) return;
     const hosts = workspaceHosts(state.config)
       .map((h) => h.name)
       .filter((h) => h !== ref.host && h !== LOCAL_HOST);

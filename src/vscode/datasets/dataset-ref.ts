@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import { activeFileUri } from '../active-file';
 import { datasetFormatOf } from '../../core/datasets/dataset-reader';
+import type { Deps } from '../deps';
+import { pickDataset } from '../pickers';
 
 /** A dataset file: a host name and the absolute path on that host. */
 export interface DatasetRef {
@@ -33,4 +35,17 @@ export function datasetRefFromArg(arg: unknown): DatasetRef | undefined {
 export function activeDatasetFile(): DatasetRef | undefined {
   const uri = activeFileUri();
   return uri?.scheme === 'file' && datasetFormatOf(uri.fsPath) ? { host: LOCAL_HOST, path: uri.fsPath } : undefined;
+}
+
+/**
+ * The dataset file a command acts on: its argument (a Datasets view node, an Explorer file, a ref), the dataset file of
+ * the active editor, or one picked under the dataset roots; undefined when the user backs out.
+ */
+export async function datasetArg(deps: Deps, arg: unknown, what: string): Promise<DatasetRef | undefined> {
+  if (arg !== undefined) {
+    const ref = datasetRefFromArg(arg);
+    if (!ref) throw new Error('no dataset file: run this from the Datasets view, the Explorer or an open .json/.jsonl/.parquet/.csv file');
+    return ref;
+  }
+  return activeDatasetFile() ?? (await pickDataset(deps, { title: `Dataset file to ${what}` }));
 }

@@ -12,11 +12,15 @@ import { rowAndLine } from '../../core/format/row-line';
 import { AUTO_INSPECT_BYTES, type DatasetInspections } from './dataset-inspections';
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
 import { messageItem, treeGate, untrustedNode, type MessageNode } from '../tree-gate';
+import { formatAge } from '../../core/format/age';
+import { countsText, identifierTotal } from '../../core/phi/phi-check';
+import type { ScanCounts } from '../../core/phi/scan-counts';
+import type { PhiScans } from './phi-scans';
 
 export type DatasetsNode =
   | { kind: 'root'; label: string; host: string; path: string }
   | { kind: 'folder'; host: string; path: string }
-  | { kind: 'file'; ref: DatasetRef; size: number }
+  | { kind: 'file'; ref: DatasetRef; size: number; mtimeMs: number }
   | { kind: 'breakdown'; ref: DatasetRef; title: 'data_source' | 'ability'; counts: Record<string, number> }
   | { kind: 'problems'; ref: DatasetRef; summary: DatasetSummary }
   | { kind: 'problem'; ref: DatasetRef; problem: DatasetProblem }
@@ -39,8 +43,13 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     private readonly state: WorkspaceConfigState,
     private readonly pool: HostPool,
     private readonly inspections: DatasetInspections,
+    private readonly phiScans: PhiScans,
   ) {
-    this.disposables = [state.onDidChange(() => this.refresh()), inspections.onDidChange(() => this.refresh())];
+    this.disposables = [
+      state.onDidChange(() => this.refresh()),
+      inspections.onDidChange(() => this.refresh()),
+      phiScans.onDidChange(() => this.refresh()),
+    ];
   }
 
   refresh(): void {
@@ -86,7 +95,8 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
         if (e.name.startsWith('.')) continue;
         const path = posix.join(dir, e.name);
         if (e.kind === 'directory') nodes.push({ kind: 'folder', host: hostName, path });
-        else if (e.kind === 'file' && datasetFormatOf(e.name)) nodes.push({ kind: 'file', ref: { host: hostName, path }, size: e.size });
+        else if (e.kind === 'file' && datasetFormatOf(e.name))
+          nodes.push({ kind: 'file', ref: { host: hostName, path }, size: e.size, mtimeMs: e.mtimeMs });
       }
       for (const n of nodes)
         if (n.kind === 'file' && n.size <= AUTO_INSPECT_BYTES && !this.inspections.get(n.ref)) this.inspections.inspectInBackground(n.ref);
@@ -118,7 +128,7 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
       case 'folder':
         return folderItem(element);
       case 'file':
-        return this.fileItem(element.ref, element.size);
+        return this.fileItem(element);
       case 'breakdown':
         return breakdownItem(element);
       case 'problems':
@@ -128,7 +138,24 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     }
   }
 
-  private fileItem(ref: DatasetRef, size: number): vscode.TreeItem {
+  /** A file's tooltip is built on hover, so the age of its identifier scan is the age then. */
+  resolveTreeItem(item: vscode.TreeItem, element: DatasetsNode): vscode.TreeItem {
+    if (element.kind === 'file') item.tooltip = this.fileTooltip(element);
+    return item;
+  }
+
+  private fileTooltip({ ref, size, mtimeMs }: Of<'file'>): string | vscode.MarkdownString | undefined {
+    const s = this.inspections.get(ref);
+    const tooltip =
+      s?.state === 'failed'
+        ? s.error
+        : s?.state === 'done' && s.summary.problemCount
+          ? `${s.summary.problemCount} problem(s); ${s.summary.rowsOk} of ${s.summary.rows} rows fine`
+          : undefined;
+    return withScanLine(tooltip, this.phiScans.peek(ref, { size, mtimeMs }));
+  }
+
+  private fileItem({ ref, size }: Of<'file'>): vscode.TreeItem {
     const s = this.inspections.get(ref);
     const done = s?.state === 'done' ? s.summary : undefined;
     const hasChildren =
@@ -148,10 +175,8 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     item.description = parts.join(' · ');
     if (s?.state === 'failed') {
       item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
-      item.tooltip = s.error;
     } else if (done?.problemCount) {
       item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
-      item.tooltip = `${done.problemCount} problem(s); ${done.rowsOk} of ${done.rows} rows fine`;
     } else if (!isLocal(ref)) {
       item.iconPath = new vscode.ThemeIcon('file');
     }
@@ -164,6 +189,20 @@ export class DatasetsTree implements vscode.TreeDataProvider<DatasetsNode>, vsco
     for (const d of this.disposables) d.dispose();
     this.changed.dispose();
   }
+}
+
+/**
+ * A file's tooltip with the line of its last identifier scan, when the file still has the size and mtime it was scanned
+ * with (the tree's listing says so): counts only, never the text found. Markdown because that is what a tooltip renders
+ * as a block; appendText escapes what the file's error message might hold.
+ */
+function withScanLine(tooltip: string | undefined, scan: ScanCounts | undefined): string | vscode.MarkdownString | undefined {
+  if (!scan) return tooltip;
+  const age = `scanned ${formatAge(Date.now() - scan.scannedAt)} ago`;
+  const line = identifierTotal(scan.counts) ? `Identifiers (${age}): ${countsText(scan.counts)}` : `No identifiers found (${age})`;
+  const md = new vscode.MarkdownString();
+  if (tooltip) md.appendText(`${tooltip}\n\n`);
+  return md.appendText(line);
 }
 
 function rootItem(element: Of<'root'>): vscode.TreeItem {

@@ -3,7 +3,7 @@ import { posix } from 'node:path';
 import { workspaceHosts } from '../../core/config/workspace-config';
 import { LocatedError } from '../../core/errors/located-error';
 import { parseRunSpec } from '../../core/runs/load-run-spec';
-import { prepareRun, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
+import { prepareRun, runDataFiles, submitRun, type SubmitRequest } from '../../core/runs/submit-run';
 import { submitRequest } from '../../core/submit/submit-request';
 import { cancelRun } from '../../core/runs/cancel-run';
 import type { RunInfo } from '../../core/runs/list-runs';
@@ -19,6 +19,7 @@ import { runSpecDocument } from '../active-file';
 import { specFileStem } from '../../core/checkpoints/resume-spec';
 import { requireTrust } from '../workspace-trust';
 import { BROWSE, pickRun } from '../pickers';
+import { confirmIdentifiers } from '../datasets/phi-commands';
 
 /**
  * The run a command acts on: the Runs view's node it was run on, a run ref `{ host, id }` (a notification's button), or,
@@ -85,6 +86,8 @@ async function requestFor({ state, pool, runSecrets }: Deps, uri: vscode.Uri, sp
 async function submitText(deps: Deps, uri: vscode.Uri, spec: RunSpec, text: string, specDoc?: vscode.TextDocument): Promise<void> {
   requireTrust('Submitting runs');
   const req = await requestFor(deps, uri, spec, text);
+  const data = (await runDataFiles(req)).map((path) => ({ host: req.host.name, path }));
+  if (!(await confirmIdentifiers(deps, data, 'submit'))) return;
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `MedRL: submitting ${spec.name} to ${req.host.name}`, cancellable: false },
     async () => {
