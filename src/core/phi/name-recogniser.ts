@@ -72,13 +72,15 @@ const RELATION_BEFORE = new RegExp(
 
 /** What follows an eponym: "Graves disease", "Murphy's sign", "Tanner stage". */
 const EPONYM_AFTER =
-  /^(?:['’]s|s['’])?\s+(?:disease|syndrome|sign|test|reflex|maneuver|manoeuvre|score|scale|criteria|classification|palsy|phenomenon|lymphoma|sarcoma|tumou?r|ulcer|fracture|procedure|operation|catheter|tube|law|triad|node|granules?|bodies|cells?|stain|method|coma|equation|formula|position|incision|hernia|diverticulum|aneurysm|ring|line|point|space|block|stage|staging)\b/i;
+  /^(?:['’]s|s['’])?\s+(?:disease|syndrome|sign|test|reflex|maneuver|manoeuvre|score|scale|criteria|classification|palsy|phenomenon|lymphoma|sarcoma|tumou?r|ulcer|fracture|procedure|operation|catheter|tube|law|triad|node|granules?|bodies|cells?|stain|method|coma|equation|formula|position|incision|hernia|diverticulum|aneurysm|ring|line|point|space|block|stage|staging|gangrene|effect|rule)\b/i;
 /** Capitalised words that are not people: departments, institutions, pronouns, sentence openers. */
 const NOT_A_PERSON =
   /^(?:[A-Z][a-z]+(?:ology|ologists?|iatrics|pedics|care|unit|ward|room|clinic|department|service|services)|Emergency|Medicine|Surgery|Oncology|Family|Primary|Internal|General|Intensive|Critical|Home|Social|Physical|Occupational|The|This|His|Her|Their|He|She|They|It|A|An|No|None|Unknown|Male|Female|Patient|Team|National|International|American|European|Institute|Institutes|Hospital|University|Center|Centre|Medical|Health|Society|Association|College|Foundation|Registry|Administration|Agency|Trial|Study|Group|Index|Questionnaire|Survey|Activities|Quality|Life|Daily|Living|Cancer|Lung|Heart|Breast|Kidney|Liver|Brain|Blood|Disease|Drug|Drugs|Food|Nutrition|Research|Treatment|Care|Clinical|Public|County|State|Council|Ministry|Program|Programme|Project|Database|Monte|Carlo)$/;
 const INITIAL = /^[A-Z]\.$/;
 /** A lower-case word after a run of capitalised words: the run is the subject of a sentence, not a heading. */
 const LOWER_AFTER = /^[ \t,]+[a-z]/;
+/** A short word and a capital after it: Title Case ("Heterotopic Ossification of the Hip"), not a sentence. */
+const TITLE_CASE_AFTER = /^[ \t,]+(?:of|in|for|and|the|with|on|to|a|an|at|by|or|vs\.?|after|from)[ \t]+(?:the[ \t]+)?[A-Z]/;
 
 type Context = 'strong' | 'relation' | 'none';
 
@@ -124,6 +126,16 @@ function contexts(text: string): Map<number, Context> {
   return at;
 }
 
+/** Whether the word before `at` on the same line starts with a capital. */
+function capitalisedBefore(text: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && (text[i] === ' ' || text[i] === '\t')) i--;
+  if (i < 0 || !/[A-Za-z'’-]/.test(text[i] ?? '')) return false;
+  while (i > 0 && /[A-Za-z'’-]/.test(text[i - 1] ?? '')) i--;
+  const c = text.charCodeAt(i);
+  return c >= 65 && c <= 90;
+}
+
 /** How many words of the run are a name, by the context before it and what the lexicon knows. */
 function nameLength(words: Word[], context: Context, lex: NameLexicon, text: string): number {
   const known = (w: Word) => lex.first.has(w.lower) || lex.last.has(w.lower);
@@ -143,11 +155,14 @@ function nameLength(words: Word[], context: Context, lex: NameLexicon, text: str
     while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n)) n++;
     return n;
   }
-  // No context and no given name: a run of two or more uncommon words that a lower-case word follows.
+  // No context and no given name: a run of two or more uncommon words that a lower-case word follows, in a sentence (a
+  // capitalised word before it means Title Case: "Is Acupuncture Efficacious for…").
+  if (capitalisedBefore(text, head.start)) return 0;
   while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n)) n++;
   if (n < 2) return 0;
   const end = words[n - 1]!.end;
-  return LOWER_AFTER.test(text.slice(end, end + 3)) ? n : 0;
+  const after = text.slice(end, end + 24);
+  return LOWER_AFTER.test(after) && !TITLE_CASE_AFTER.test(after) ? n : 0;
 }
 
 /** Every name in `text` (overlaps allowed; the caller resolves them). */

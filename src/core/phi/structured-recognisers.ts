@@ -119,9 +119,14 @@ export const RECOGNISERS: Recogniser[] = [
   // Numbers a label names: medical record / account, plan and beneficiary, licence, device.
   labelledNumbers(),
   { category: 'licence', pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/g, valid: deaValid },
-  // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits alone.
+  // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits in text.
   { category: 'mrn', pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/g },
-  { category: 'mrn', pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/g },
+  {
+    // Not a string that is the number alone: that is a row's own id (a PubMed id in `extra_info.id`), not a patient's.
+    category: 'mrn',
+    pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/g,
+    valid: (m, text) => m[0].length !== text.trim().length,
+  },
   // Dates: numeric with a year, ISO, month names; a bare month/day only after a word that introduces a date.
   {
     category: 'date',
