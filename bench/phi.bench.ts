@@ -44,17 +44,22 @@ async function generate(file: string): Promise<{ rows: number; planted: number }
   return { rows, planted: withPhi };
 }
 
-/** Wall time in seconds and peak resident memory in MB of a command, its stdout thrown away. */
-function measure(cmd: string, args: string[]): { s: number; mb?: number } {
+/**
+ * Wall time in seconds and peak resident memory in MB of a command. Its stdout goes to /dev/null or, with `piped`, is read
+ * (GNU grep stops at the first match when its output is /dev/null, so a baseline must not write there).
+ */
+function measure(cmd: string, args: string[], piped = false): { s: number; mb?: number } {
   const timed = existsSync('/usr/bin/time');
   const t = performance.now();
   const r = spawnSync(timed ? '/usr/bin/time' : cmd, timed ? ['-f', '%M', cmd, ...args] : args, {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', piped ? 'pipe' : 'ignore', 'pipe'],
     encoding: 'utf8',
     maxBuffer: 1 << 26,
   });
   const s = (performance.now() - t) / 1000;
   if (r.error) throw r.error;
+  // 0 and 1 are answers (grep found nothing, the scan found something); anything else is a failure to report.
+  if (r.status !== 0 && r.status !== 1) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   const kb = timed ? Number(r.stderr.trim().split('\n').pop()) : NaN;
   return { s, mb: Number.isFinite(kb) ? kb / 1024 : undefined };
 }
@@ -78,8 +83,8 @@ async function main(): Promise<void> {
     `generated ${file}: ${rows} notes (${planted} with planted identifiers), ${(size / GB).toFixed(2)} GB in ${((performance.now() - t) / 1000).toFixed(1)} s`,
   );
   try {
-    const wc = measure('wc', ['-l', file]);
-    const grep = measure('grep', ['-cE', '[0-9]{3}-[0-9]{3}-[0-9]{4}', file]);
+    const wc = measure('wc', ['-l', file], true);
+    const grep = measure('grep', ['-cE', '[0-9]{3}-[0-9]{3}-[0-9]{4}', file], true);
     const scan = measure(process.execPath, [cli, 'phi', 'scan', file, '--json']);
     line('medrl phi scan --json', scan.s, size, 'wc -l', wc.s);
     line('medrl phi scan --json', scan.s, size, 'grep -cE (one phone shape)', grep.s);
