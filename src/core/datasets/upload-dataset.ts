@@ -1,8 +1,8 @@
-import { once } from 'node:events';
 import { posix } from 'node:path';
 import { execChecked, type Host } from '../remote/host';
 import type { HostPool } from '../remote/host-pool';
 import { shellPath } from '../remote/shell-quote';
+import { catInto } from '../remote/cat-into';
 
 /** Bytes read from the source and written to the destination at a time: memory stays bounded for multi-GB datasets. */
 const CHUNK = 8 * 1024 * 1024;
@@ -40,39 +40,26 @@ export async function uploadFiles(
 async function copyFile(from: Host, file: string, to: Host, dest: string, opts: UploadOptions): Promise<void> {
   const { size } = await from.stat(file);
   const part = `${dest}.medrl-upload`;
-  const proc = await to.spawn(`cat > ${shellPath(part)} && mv -f -- ${shellPath(part)} ${shellPath(dest)}`, { signal: opts.signal });
-  const stderr: Buffer[] = [];
-  proc.stderr.on('data', (d: Buffer) => stderr.push(d));
-  proc.stdout.resume();
-  // A destination that fails early (no space, no permission) closes stdin: the exit status and stderr below say why, with this.
-  let stdinError: Error | undefined;
-  proc.stdin.on('error', (err: Error) => (stdinError ??= err));
-  let exited = false;
-  // Both outcomes end the copy loop; a lost connection is reported where `proc.exited` is awaited below.
-  const ended = () => (exited = true);
-  proc.exited.then(ended, ended);
+  const cat = await catInto(to, part, { signal: opts.signal });
   try {
-    for (let start = 0; start < size && !exited; start += CHUNK) {
+    for (let start = 0; start < size; start += CHUNK) {
       opts.signal?.throwIfAborted();
       const bytes = await from.readFile(file, { start, end: Math.min(start + CHUNK, size) });
-      if (!proc.stdin.write(bytes)) await Promise.race([once(proc.stdin, 'drain'), proc.exited]);
+      if (!(await cat.write(bytes))) break;
       opts.onProgress?.(file, start + bytes.length, size);
     }
-    proc.stdin.end();
   } catch (err) {
-    proc.kill();
-    await proc.exited;
+    await cat.kill();
     await removePart(to, part);
     throw err;
   }
-  const { code, signal } = await proc.exited;
+  const { code, signal, failure } = await cat.end();
   if (code !== 0) {
     await removePart(to, part);
     const why = signal ? `killed by ${signal}` : `exit code ${code}`;
-    throw new Error(
-      `${to.name}: uploading ${from.name}:${file} to ${dest} failed (${why}): ${Buffer.concat(stderr).toString('utf8').trim() || stdinError?.message || 'no message'}`,
-    );
+    throw new Error(`${to.name}: uploading ${from.name}:${file} to ${dest} failed (${why}): ${failure}`);
   }
+  await execChecked(to, `mv -f -- ${shellPath(part)} ${shellPath(dest)}`);
   const written = (await to.stat(dest)).size;
   if (written !== size) throw new Error(`${to.name}: ${dest} has ${written} bytes after the upload, ${from.name}:${file} has ${size}`);
 }

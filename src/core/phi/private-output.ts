@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { posix } from 'node:path';
 import { execChecked, type Host } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
+import { catInto } from '../remote/cat-into';
 
 /** Bytes gathered before a write to the host: fewer, larger writes; memory stays bounded. */
 const BATCH = 1 << 20;
@@ -17,32 +17,22 @@ export interface PrivateOutput {
 }
 
 /**
- * Streams a file onto a host (local or SSH alike) through `cat` into `PATH.medrl-part-XXXX` (commands run under umask
- * 077, and it is chmod 600 before the rename). The rename is a second command after `cat` has exited 0, so a CLI killed
+ * Streams a file onto a host (local or SSH alike) through `catInto` into `PATH.medrl-part-XXXX` (commands run under
+ * umask 077, and it is chmod 600 before the rename). The rename is a second command after `cat` has exited 0, so a CLI killed
  * mid-write leaves a temporary file, never a truncated file under PATH.
  */
 export async function openPrivateOutput(host: Host, path: string): Promise<PrivateOutput> {
   await host.mkdir(posix.dirname(path));
   const part = `${path}.medrl-part-${randomBytes(4).toString('hex')}`;
-  const proc = await host.spawn(`cat > ${shellPath(part)}`);
-  const stderr: Buffer[] = [];
-  proc.stderr.on('data', (d: Buffer) => stderr.push(d));
-  proc.stdout.resume();
-  let stdinError: Error | undefined;
-  proc.stdin.on('error', (err: Error) => (stdinError ??= err));
-  let exited = false;
-  const ended = () => (exited = true);
-  proc.exited.then(ended, ended);
+  const cat = await catInto(host, part);
   let batch: Buffer[] = [];
   let batched = 0;
   const flush = async () => {
     if (!batched) return;
     const bytes = Buffer.concat(batch, batched);
     [batch, batched] = [[], 0];
-    if (exited) throw new Error(`${host.name}: writing ${part} stopped: ${failure()}`);
-    if (!proc.stdin.write(bytes)) await Promise.race([once(proc.stdin, 'drain'), proc.exited]);
+    if (!(await cat.write(bytes))) throw new Error(`${host.name}: writing ${part} stopped: ${(await cat.end()).failure}`);
   };
-  const failure = () => Buffer.concat(stderr).toString('utf8').trim() || stdinError?.message || 'no message';
   const removePart = () => execChecked(host, `rm -f -- ${shellPath(part)}`).then(() => undefined);
   return {
     async write(bytes) {
@@ -55,10 +45,9 @@ export async function openPrivateOutput(host: Host, path: string): Promise<Priva
     async commit() {
       try {
         await flush();
-        proc.stdin.end();
-        const { code, signal } = await proc.exited;
+        const { code, signal, failure } = await cat.end();
         if (code !== 0)
-          throw new Error(`${host.name}: writing ${part} failed (${signal ? `killed by ${signal}` : `exit code ${code}`}): ${failure()}`);
+          throw new Error(`${host.name}: writing ${part} failed (${signal ? `killed by ${signal}` : `exit code ${code}`}): ${failure}`);
         await execChecked(host, `chmod 600 ${shellPath(part)} && mv -f -- ${shellPath(part)} ${shellPath(path)}`);
       } catch (err) {
         await removePart();
@@ -66,8 +55,7 @@ export async function openPrivateOutput(host: Host, path: string): Promise<Priva
       }
     },
     async abort() {
-      proc.kill();
-      await proc.exited.catch(() => undefined);
+      await cat.kill();
       await removePart();
     },
   };
