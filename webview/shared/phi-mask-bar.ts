@@ -1,5 +1,5 @@
-import { describeMasked, type PhiCounts } from '../../src/core/phi/masked-segments';
-import type { PhiCategory } from '../../src/core/phi/phi-categories';
+import { describeMasked } from '../../src/core/phi/masked-segments';
+import type { PhiCategory, PhiCounts } from '../../src/core/phi/phi-categories';
 import { el } from './vscode-api';
 
 /**

@@ -1,4 +1,4 @@
-import { PHI_CATEGORIES, type PhiCategory } from './phi-categories';
+import { PHI_CATEGORIES, countsText, identifierTotal, type PhiCategory, type PhiCounts } from './phi-categories';
 
 /**
  * Masked text, as the extension sends it to a webview and the webview shows it. Pure (no detector, no I/O): shared with
@@ -7,9 +7,6 @@ import { PHI_CATEGORIES, type PhiCategory } from './phi-categories';
 
 /** A piece of masked text: text kept as it is, or a finding of which only the category is left. */
 export type MaskedSegment = { text: string } | { category: PhiCategory };
-
-/** How many findings of each category were masked. */
-export type PhiCounts = Partial<Record<PhiCategory, number>>;
 
 /**
  * Masked text travels as one string, so every field and JSON value that held text still holds a string: each finding
@@ -61,10 +58,7 @@ export const PHI_LABELS: Record<PhiCategory, string> = {
 
 /** "3 identifiers masked (2 phone, 1 date)", the most frequent category first; "No identifiers masked" for none. */
 export function describeMasked(counts: PhiCounts): string {
-  const parts = PHI_CATEGORIES.filter((c) => counts[c])
-    .sort((a, b) => counts[b]! - counts[a]!)
-    .map((c) => `${counts[c]} ${c}`);
-  const total = PHI_CATEGORIES.reduce((n, c) => n + (counts[c] ?? 0), 0);
+  const total = identifierTotal(counts);
   if (!total) return 'No identifiers masked';
-  return `${total} identifier${total === 1 ? '' : 's'} masked (${parts.join(', ')})`;
+  return `${total} identifier${total === 1 ? '' : 's'} masked (${countsText(counts)})`;
 }

@@ -1,24 +1,9 @@
-import { PHI_CATEGORIES, type PhiCategory } from './phi-categories';
-
-export type PhiCounts = Partial<Record<PhiCategory, number>>;
+import { countsText, identifierTotal, type PhiCounts } from './phi-categories';
 
 /** A data file with the counts of its last scan: the file as the user reads it (a relative path, or host:path). */
 export interface ScannedFile {
   label: string;
   counts: PhiCounts;
-}
-
-export function identifierTotal(counts: PhiCounts): number {
-  return PHI_CATEGORIES.reduce((n, c) => n + (counts[c] ?? 0), 0);
-}
-
-/** `8 name, 4 date`: most first, ties in the categories' order; counts only, never the text found. */
-export function countsText(counts: PhiCounts): string {
-  return PHI_CATEGORIES.filter((c) => counts[c])
-    .map((c) => [c, counts[c]!] as const)
-    .sort((a, b) => b[1] - a[1])
-    .map(([c, n]) => `${n} ${c}`)
-    .join(', ');
 }
 
 /** `12 identifiers (8 name, 4 date)`. */

@@ -1,5 +1,5 @@
 import type { FileStat } from '../remote/host';
-import type { PhiCounts } from './phi-check';
+import type { PhiCounts } from './phi-categories';
 
 /**
  * What is kept of a dataset's scan: the counts per category and the file's size and mtime when scanned. Never the text

@@ -3,7 +3,7 @@ import type { DatasetReader } from '../datasets/dataset-reader';
 import { openDataset } from '../datasets/open-dataset';
 import { errorMessage } from '../errors/located-error';
 import { findPhi } from './find-phi';
-import type { PhiCategory } from './phi-categories';
+import type { PhiCategory, PhiCounts } from './phi-categories';
 import { stringsIn } from './field-path';
 
 /** One identifier found in a dataset: where (1-based line, or row for parquet; field path) and what. */
@@ -22,7 +22,7 @@ export interface PhiSummary {
   rows: number;
   /** Rows that could not be read (malformed), so were not scanned. */
   unreadable: number;
-  counts: Partial<Record<PhiCategory, number>>;
+  counts: PhiCounts;
 }
 
 export function newPhiSummary(): PhiSummary {

@@ -13,7 +13,7 @@ import { AUTO_INSPECT_BYTES, type DatasetInspections } from './dataset-inspectio
 import { isLocal, refKey, type DatasetRef } from './dataset-ref';
 import { messageItem, treeGate, untrustedNode, type MessageNode } from '../tree-gate';
 import { formatAge } from '../../core/format/age';
-import { countsText, identifierTotal } from '../../core/phi/phi-check';
+import { countsText, identifierTotal } from '../../core/phi/phi-categories';
 import type { ScanCounts } from '../../core/phi/scan-counts';
 import type { PhiScans } from './phi-scans';
 

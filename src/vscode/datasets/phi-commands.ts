@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
-import { countsText, identifierTotal, phiWarning } from '../../core/phi/phi-check';
+import { phiWarning } from '../../core/phi/phi-check';
+import { countsText, identifierTotal } from '../../core/phi/phi-categories';
 import { redactDataset } from '../../core/phi/redact-dataset';
 import type { ScanCounts } from '../../core/phi/scan-counts';
 import type { Deps } from '../deps';

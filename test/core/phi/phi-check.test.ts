@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { countsText, identifiersText, identifierTotal, phiWarning } from '../../../src/core/phi/phi-check';
+import { identifiersText, phiWarning } from '../../../src/core/phi/phi-check';
+import { countsText, identifierTotal } from '../../../src/core/phi/phi-categories';
 import { ScanCountsStore, type KeyValueStore, type ScanCounts } from '../../../src/core/phi/scan-counts';
 
 describe('phi check before upload and submit', () => {
