@@ -1,5 +1,5 @@
 import './masked-text.css';
-import { PHI_LABELS, maskedSegments } from '../../src/core/phi/masked-segments';
+import { PHI_LABELS, maskedSegments, withPlaceholders } from '../../src/core/phi/masked-segments';
 import { phiPlaceholder, type PhiCategory } from '../../src/core/phi/phi-categories';
 
 /** A masked identifier as a chip: its placeholder, and its category on hover (the identifier itself never reached the page). */
@@ -19,7 +19,5 @@ export function maskedNodes(text: string, textNodes: (t: string) => Node | strin
 
 /** Text from the extension for an attribute (a hover): each masked identifier as its placeholder. */
 export function maskedPlainText(text: string): string {
-  return maskedSegments(text)
-    .map((s) => ('category' in s ? phiPlaceholder(s.category) : s.text))
-    .join('');
+  return withPlaceholders(maskedSegments(text));
 }

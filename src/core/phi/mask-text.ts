@@ -1,5 +1,6 @@
 import { findPhi } from './find-phi';
 import { joinMasked, type MaskedSegment } from './masked-segments';
+import { mapStrings } from './value-strings';
 
 /** `text` with every identifier replaced by its category: the identifier's text is in none of the segments. */
 export function maskText(text: string): MaskedSegment[] {
@@ -21,9 +22,5 @@ export function maskString(text: string): string {
 
 /** Every string inside `value` (arrays and plain objects; keys left as they are) masked with `maskString`. */
 export function maskStrings<T>(value: T): T {
-  if (typeof value === 'string') return maskString(value) as T;
-  if (Array.isArray(value)) return value.map(maskStrings) as T;
-  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskStrings(v)])) as T;
-  return value;
+  return mapStrings(value, maskString);
 }

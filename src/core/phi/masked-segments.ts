@@ -1,4 +1,4 @@
-import { PHI_CATEGORIES, countsText, identifierTotal, type PhiCategory, type PhiCounts } from './phi-categories';
+import { PHI_CATEGORIES, countsText, identifierTotal, phiPlaceholder, type PhiCategory, type PhiCounts } from './phi-categories';
 
 /**
  * Masked text, as the extension sends it to a webview and the webview shows it. Pure (no detector, no I/O): shared with
@@ -35,6 +35,11 @@ export function maskedSegments(s: string): MaskedSegment[] {
   }
   if (last < s.length) out.push({ text: s.slice(last) });
   return out;
+}
+
+/** Segments as plain text, each finding as its placeholder (`[PHONE]`): a redacted string, or a hover's text. */
+export function withPlaceholders(segments: MaskedSegment[]): string {
+  return segments.map((s) => ('category' in s ? phiPlaceholder(s.category) : s.text)).join('');
 }
 
 /** What a masked finding of each category was, for people (a chip's hover). */

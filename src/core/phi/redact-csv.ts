@@ -61,9 +61,9 @@ function redactRecord(raw: string, onFinding: (category: PhiCategory) => void): 
       stop = comma === -1 || comma > end ? end : comma;
       value = raw.slice(pos, stop);
     }
-    const { text, findings } = redactText(value);
-    if (findings.length) {
-      for (const f of findings) onFinding(f.category);
+    const { text, categories } = redactText(value);
+    if (categories.length) {
+      categories.forEach(onFinding);
       const field = quoted || /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
       out += raw.slice(copied, pos) + field;
       copied = stop;

@@ -40,7 +40,7 @@ export async function redactDataset(host: Host, file: string, outPath: string): 
     if (format === 'jsonl') await redactJsonl(host, file, out, summary);
     else if (format === 'json') await redactJson(host, file, size, out, summary);
     else if (format === 'csv') await redactCsv(host, file, out, summary);
-    else await redactParquet(host, file, out, summary);
+    else await redactParquet(host, file, size, out, summary);
   } catch (err) {
     await out.abort();
     throw err;

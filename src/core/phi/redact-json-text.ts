@@ -17,9 +17,9 @@ export function redactJsonText(raw: string, onFinding: (category: PhiCategory) =
     while (j < raw.length && raw.charCodeAt(j) !== QUOTE) j += raw.charCodeAt(j) === BACKSLASH ? 2 : 1;
     const literal = raw.slice(i, j + 1);
     if (!isKey(raw, j + 1)) {
-      const { text, findings } = redactText(JSON.parse(literal) as string);
-      if (findings.length) {
-        for (const f of findings) onFinding(f.category);
+      const { text, categories } = redactText(JSON.parse(literal) as string);
+      if (categories.length) {
+        categories.forEach(onFinding);
         out += raw.slice(copied, i) + JSON.stringify(text);
         copied = j + 1;
       }

@@ -5,23 +5,17 @@ import type { Host } from '../remote/host';
 import { errorMessage } from '../errors/located-error';
 import type { PhiCategory } from './phi-categories';
 import { redactText } from './redact-text';
+import { mapStrings } from './value-strings';
 import { countFinding, hideQuotedText, type PhiSummary } from './scan-dataset';
 import type { PrivateOutput } from './private-output';
 
 /** Every string inside a parquet value redacted; other values (numbers, bigints, bytes, dates) are kept as they are. */
 function redactValue(v: unknown, onFinding: (category: PhiCategory) => void): unknown {
-  if (typeof v === 'string') {
-    const { text, findings } = redactText(v);
-    for (const f of findings) onFinding(f.category);
+  return mapStrings(v, (s) => {
+    const { text, categories } = redactText(s);
+    categories.forEach(onFinding);
     return text;
-  }
-  if (Array.isArray(v)) return v.map((x) => redactValue(x, onFinding));
-  if (typeof v === 'object' && v !== null && !(v instanceof Uint8Array) && !(v instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = redactValue(x, onFinding);
-    return out;
-  }
-  return v;
+  });
 }
 
 /**
@@ -29,9 +23,8 @@ function redactValue(v: unknown, onFinding: (category: PhiCategory) => void): un
  * value-identical, not byte-identical: the pages are encoded anew (hyparquet-writer, as the dataset converter writes), so
  * encodings, compression and statistics may differ from the source's writer. Memory holds one row group at a time.
  */
-export async function redactParquet(host: Host, path: string, out: PrivateOutput, summary: PhiSummary): Promise<void> {
+export async function redactParquet(host: Host, path: string, size: number, out: PrivateOutput, summary: PhiSummary): Promise<void> {
   const where = `${host.name}:${path}`;
-  const { size } = await host.stat(path);
   const file = await hostAsyncBuffer(host, path, size);
   const metadata = await parquetMetadataAsync(file).catch((err: unknown) => {
     throw new Error(`${where}: cannot read the parquet footer (truncated or not parquet): ${hideQuotedText(errorMessage(err))}`);

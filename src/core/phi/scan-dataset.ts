@@ -4,7 +4,7 @@ import { openDataset } from '../datasets/open-dataset';
 import { errorMessage } from '../errors/located-error';
 import { findPhi } from './find-phi';
 import type { PhiCategory, PhiCounts } from './phi-categories';
-import { stringsIn } from './field-path';
+import { stringsIn } from './value-strings';
 
 /** One identifier found in a dataset: where (1-based line, or row for parquet; field path) and what. */
 export interface PhiHit {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { rowsToParquet } from '../../../src/core/datasets/parquet-rows';
 import { newPhiSummary, openDatasetForPhi, scanDataset, type PhiHit } from '../../../src/core/phi/scan-dataset';
-import { fieldPath, stringsIn } from '../../../src/core/phi/field-path';
+import { fieldPath, stringsIn } from '../../../src/core/phi/value-strings';
 import { writeTrlCompletions } from '../episodes/trl-fixture';
 
 const ROOT = join(__dirname, '../../..');

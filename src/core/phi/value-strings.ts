@@ -4,6 +4,18 @@ export function fieldPath(parent: string, key: string | number): string {
   return parent ? `${parent}.${key}` : key;
 }
 
+/**
+ * `value` with every string inside it (in arrays and plain objects; keys left as they are) replaced by `fn` of it; other
+ * values (numbers, bigints, bytes, dates) as they are.
+ */
+export function mapStrings<T>(value: T, fn: (s: string) => string): T {
+  if (typeof value === 'string') return fn(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => mapStrings(v, fn)) as T;
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, fn)])) as T;
+  return value;
+}
+
 /** Every string inside a value (object keys excluded) with its field path, in document order. */
 export function* stringsIn(value: unknown, path = ''): Generator<{ field: string; text: string }> {
   if (typeof value === 'string') yield { field: path, text: value };
