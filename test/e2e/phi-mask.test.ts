@@ -1,14 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Frame, Locator } from 'playwright-core';
 import { codeServerForSuite, focusPane, openMedrlContainer, pane, runContextMenuItem, screenshot } from './harness/code-server';
 import { webviewWith } from './harness/playground-frame';
+import { clinicWorkspace } from './harness/clinic-workspace';
 
 // Invented identifiers of several categories; the chip checks use the phones, and none of them may reach a page.
-const PHONES = ['617-555-0142', '508-555-0199'];
+const PHONES = ['617-555-0142', '508-555-0199'] as const;
 const EMAIL = 'jane.doe@example.org';
 const PATIENT = 'Patient: Jane Roe, MRN 00482913, admitted on 03/14/2021.';
 const PLANTED = [...PHONES, EMAIL, 'Jane Roe', '00482913', '03/14/2021'];
@@ -42,27 +42,10 @@ describe('masking identifiers in real VS Code (code-server + Chromium)', () => {
   const cs = codeServerForSuite();
 
   it('episode replay, reward playground and dataset preview show [PHONE] chips, never the numbers; the toggle shows them', async () => {
-    const ws = mkdtempSync(join(tmpdir(), 'medrl-phi-'));
-    writeFileSync(join(ws, 'medrl.yaml'), 'version: 1\nhosts:\n  local: {}\ndatasets:\n  - path: data\n');
-    mkdirSync(join(ws, 'data'));
-    writeFileSync(
-      join(ws, 'data/clinic.jsonl'),
-      [0, 1, 2]
-        .map((i) =>
-          JSON.stringify({
-            data_source: 'clinic',
-            prompt: [
-              {
-                role: 'user',
-                content: `Case ${i}: ${PATIENT} Call back at ${PHONES[0]} or write to ${EMAIL}. Is the blood pressure controlled?`,
-              },
-            ],
-            ability: 'medical',
-            reward_model: { style: 'rule', ground_truth: 'yes' },
-            extra_info: { contact: PHONES[1] },
-          }),
-        )
-        .join('\n') + '\n',
+    const ws = clinicWorkspace(
+      'medrl-phi-',
+      (i) => `Case ${i}: ${PATIENT} Call back at ${PHONES[0]} or write to ${EMAIL}. Is the blood pressure controlled?`,
+      { contact: PHONES[1] },
     );
     mkdirSync(join(ws, 'clinic-run'));
     writeFileSync(

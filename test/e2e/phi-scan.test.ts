@@ -1,12 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { clinicWorkspace } from './harness/clinic-workspace';
 import { codeServerForSuite, focusPane, openMedrlContainer, pane, pickQuickItem, runCommand, screenshot } from './harness/code-server';
 
-// What is planted: a phone number every detector finds; an email and a name for the real detector (their counts are not
-// asserted, only that their text never shows).
+// What is planted: a phone number (its count is asserted), an email and a name; none of their text may show.
 const PLANTED = ['617-555-0142', 'jane.roe@example.org', 'Jane Roe'];
 
 function assertNoPlanted(text: string, what: string): void {
@@ -17,23 +16,9 @@ describe('scanning a dataset for identifiers in real VS Code (code-server + Chro
   const cs = codeServerForSuite();
 
   it('from the palette: the notification and the Datasets tooltip show counts per category, never the text; a redacted copy is written', async () => {
-    const ws = mkdtempSync(join(tmpdir(), 'medrl-phi-scan-'));
-    writeFileSync(join(ws, 'medrl.yaml'), 'version: 1\nhosts:\n  local: {}\ndatasets:\n  - path: data\n');
-    mkdirSync(join(ws, 'data'));
-    writeFileSync(
-      join(ws, 'data/clinic.jsonl'),
-      [0, 1, 2]
-        .map((i) =>
-          JSON.stringify({
-            data_source: 'clinic',
-            prompt: [
-              { role: 'user', content: `Patient: Jane Roe. Case ${i}: call back at 617-555-0142 or write to jane.roe@example.org.` },
-            ],
-            ability: 'medical',
-            reward_model: { style: 'rule', ground_truth: 'yes' },
-          }),
-        )
-        .join('\n') + '\n',
+    const ws = clinicWorkspace(
+      'medrl-phi-scan-',
+      (i) => `Patient: Jane Roe. Case ${i}: call back at 617-555-0142 or write to jane.roe@example.org.`,
     );
     const page = await cs.open(ws);
     await openMedrlContainer(page);

@@ -92,7 +92,7 @@ function monthDayValid(mo: string, day: string): boolean {
   return m >= 1 && m <= 12 && d >= 1 && d <= 31;
 }
 
-export const RECOGNISERS: Recogniser[] = [
+const RECOGNISERS: Recogniser[] = [
   { category: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g, needs: ['@'] },
   {
     category: 'url',
