@@ -9,10 +9,8 @@ import { findStructured } from './structured-recognisers';
 export function findPhi(text: string): PhiFinding[] {
   const all = [...findStructured(text), ...findNames(text)];
   if (all.length < 2) return all;
-  const ordered = all
-    .map((f, i) => ({ f, i }))
-    .sort((a, b) => b.f.end - b.f.start - (a.f.end - a.f.start) || a.i - b.i)
-    .map((x) => x.f);
+  // Array.prototype.sort is stable: findings of the same length keep their order, structured before names.
+  const ordered = [...all].sort((a, b) => b.end - b.start - (a.end - a.start));
   const kept: PhiFinding[] = [];
   for (const f of ordered) if (!kept.some((k) => f.start < k.end && k.start < f.end)) kept.push(f);
   return kept.sort((a, b) => a.start - b.start);
