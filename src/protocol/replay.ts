@@ -119,7 +119,14 @@ const episodeQuery = z.object({
 });
 
 export const toWebview = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('init'), title: z.string(), source: z.string(), steps: z.array(stepInfo) }),
+  z.object({
+    type: z.literal('init'),
+    title: z.string(),
+    source: z.string(),
+    steps: z.array(stepInfo),
+    /** The episode to open first (a review disagreement), instead of the latest step's first. */
+    focus: z.object({ ...stepRef, index: z.number().int().min(0) }).optional(),
+  }),
   z.object({ type: z.literal('steps'), steps: z.array(stepInfo) }),
   z.object({ type: z.literal('progress'), ...stepRef, episodes: z.number(), bytes: z.number(), totalBytes: z.number() }),
   z.object({

@@ -28,6 +28,7 @@ import { RunWatch } from './runs/run-watch';
 import { RUN_FILE_SCHEME, RunFileProvider } from './runs/run-file-provider';
 import { TOKEN_COMMANDS, secretStorageSource } from './runs/run-secrets';
 import { EPISODE_COMMANDS } from './episodes/episode-commands';
+import { REVIEW_COMMANDS } from './review/review-commands';
 import { errorMessage } from '../core/errors/located-error';
 
 let ctx: Ctx | undefined;
@@ -128,6 +129,7 @@ const FEATURE_COMMANDS: CommandTable[] = [
   RUN_COMMANDS,
   TOKEN_COMMANDS,
   EPISODE_COMMANDS,
+  REVIEW_COMMANDS,
 ];
 
 function showLogCommand({ ctx }: Deps) {

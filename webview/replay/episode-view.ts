@@ -19,7 +19,7 @@ function prettyJson(s: string): string {
 const SHOWN = 20_000;
 
 /** Text as text only (model output is untrusted: it is never parsed as HTML); a huge one is expanded on request. */
-function textEl(className: string, text: string, tag: 'div' | 'pre' = 'div'): HTMLElement {
+export function textEl(className: string, text: string, tag: 'div' | 'pre' = 'div'): HTMLElement {
   const body = el(tag, { className });
   setBreakableText(body, text.length > SHOWN ? text.slice(0, SHOWN) : text);
   if (text.length > SHOWN) {
@@ -33,7 +33,7 @@ function textEl(className: string, text: string, tag: 'div' | 'pre' = 'div'): HT
   return body;
 }
 
-function partEl(p: Part): HTMLElement {
+export function partEl(p: Part): HTMLElement {
   const body = textEl('part-text', p.kind === 'tool_call' ? prettyJson(p.text) : p.text);
   const box = el('div', { className: `part part-${p.kind}` });
   if (p.kind !== 'text')

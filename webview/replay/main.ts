@@ -199,7 +199,7 @@ function requery(): void {
   fetchPage(0, 100);
 }
 
-function pickStep(step: number | undefined): void {
+function pickStep(step: number | undefined, episode = 0): void {
   state.step = step;
   openIndex = undefined;
   list.selected = undefined;
@@ -210,7 +210,7 @@ function pickStep(step: number | undefined): void {
   signalsBox.replaceChildren(signalsPanel(steps.find((s) => s.collection === state.collection && s.step === step)));
   requery();
   // The first episode is shown at once, before the step's index is complete.
-  if (step !== undefined) openEpisode(0);
+  if (step !== undefined) openEpisode(episode);
 }
 
 function openEpisode(index: number): void {
@@ -227,6 +227,8 @@ function onMessage(msg: ToWebview): void {
       title.title = msg.source;
       const names = [...new Set(steps.map((s) => s.collection))];
       if (!names.includes(state.collection)) state.collection = names[0] ?? '';
+      const focus = msg.focus && steps.find((s) => s.collection === msg.focus!.collection && s.step === msg.focus!.step);
+      if (focus) state.collection = focus.collection;
       collectionSelect.replaceChildren(
         ...names.map((n) => {
           const o = document.createElement('vscode-option');
@@ -237,7 +239,10 @@ function onMessage(msg: ToWebview): void {
         }),
       );
       const inSet = steps.filter((s) => s.collection === state.collection);
-      pickStep(inSet.some((s) => s.step === state.step) ? state.step : inSet.at(-1)?.step);
+      if (focus) {
+        pickStep(focus.step, msg.focus!.index);
+        list.selected = msg.focus!.index;
+      } else pickStep(inSet.some((s) => s.step === state.step) ? state.step : inSet.at(-1)?.step);
       break;
     }
     case 'steps': {

@@ -8,10 +8,17 @@ import { openReplayPanel } from './replay-panel';
 import { BROWSE, pickRun } from '../pickers';
 import { isTrainingRun } from '../../core/runs/run-pick';
 
-/** What `medrl.openEpisodeReplay` accepts: a run ref, a folder or file URI (explorer), or a path on the local host. */
-type ReplayArg = { host: string; dir: string; framework?: 'verl' | 'trl' } | vscode.Uri | string | undefined;
+/**
+ * What `medrl.openEpisodeReplay` accepts: a run ref (with the episode to open first, from the review agreement page), a
+ * folder or file URI (explorer), or a path on the local host.
+ */
+type ReplayArg =
+  | { host: string; dir: string; framework?: 'verl' | 'trl'; episode?: { set: string; step: number; index: number } }
+  | vscode.Uri
+  | string
+  | undefined;
 
-function isRunRef(a: unknown): a is { host: string; dir: string } {
+function isRunRef(a: unknown): a is { host: string; dir: string; episode?: { set: string; step: number; index: number } } {
   return (
     typeof a === 'object' &&
     a !== null &&
@@ -63,6 +70,13 @@ export function openEpisodeReplayCommand(deps: Deps) {
     if (!collections) return;
     const files = collections.reduce((n, c) => n + c.files.length, 0);
     ctx.log.info(`episode replay: ${t.host}:${t.path}: ${collections.map((c) => `${c.name} (${c.files.length} step file(s))`).join(', ')}`);
-    openReplayPanel(ctx, new ReplaySession(collections), `Episodes: ${basename(t.path)}`, `${t.host}:${t.path} · ${files} step file(s)`);
+    const e = isRunRef(arg) ? arg.episode : undefined;
+    openReplayPanel(
+      ctx,
+      new ReplaySession(collections),
+      `Episodes: ${basename(t.path)}`,
+      `${t.host}:${t.path} · ${files} step file(s)`,
+      e && { collection: e.set, step: e.step, index: e.index },
+    );
   };
 }

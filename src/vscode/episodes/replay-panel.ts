@@ -12,8 +12,14 @@ import { maskString, maskStrings } from '../../core/phi/mask-text';
  * then every other step in the background (for the timeline, the signals and comparisons across steps); closing the
  * panel stops it.
  */
-export function openReplayPanel(ctx: Ctx, session: ReplaySession, title: string, source: string): void {
-  const replay = new Replay(ctx, session, title, source);
+export function openReplayPanel(
+  ctx: Ctx,
+  session: ReplaySession,
+  title: string,
+  source: string,
+  focus?: { collection: string; step: number; index: number },
+): void {
+  const replay = new Replay(ctx, session, title, source, focus);
   const { panel, post } = openWebviewPanel(ctx, {
     viewType: 'medrl.episodeReplay',
     title,
@@ -72,6 +78,7 @@ class Replay {
     private readonly session: ReplaySession,
     private readonly title: string,
     private readonly source: string,
+    private readonly focus?: { collection: string; step: number; index: number },
   ) {}
 
   async onMessage(msg: FromWebview): Promise<void> {
@@ -88,7 +95,13 @@ class Replay {
     const { session, abort } = this;
     switch (msg.type) {
       case 'ready':
-        this.post({ type: 'init', title: this.title, source: this.source, steps: session.steps() });
+        this.post({
+          type: 'init',
+          title: this.title,
+          source: this.source,
+          steps: session.steps(),
+          ...(this.focus ? { focus: this.focus } : {}),
+        });
         return;
       case 'query': {
         const q = msg.query;
