@@ -81,6 +81,35 @@ const datasetRootSchema = z
   })
   .describe('A folder of JSON, JSONL, parquet or CSV training data.');
 
+const rubricCriterionSchema = z
+  .union([
+    z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,39}$/, 'a criterion name is a word: letters, digits, "_" or "-", starting with a letter'),
+    z.strictObject({
+      name: z
+        .string()
+        .regex(/^[A-Za-z][A-Za-z0-9_-]{0,39}$/, 'a criterion name is a word: letters, digits, "_" or "-", starting with a letter'),
+      description: z.string().min(1).optional().describe('What the reviewer scores under this criterion, shown beside its 1–5 scale.'),
+    }),
+  ])
+  .describe('A rubric criterion scored 1 to 5: its name (accuracy, safety, reasoning), or {name, description}.');
+
+const reviewSchema = z
+  .strictObject({
+    rubric: z
+      .array(rubricCriterionSchema)
+      .default([])
+      .superRefine((rubric, ctx) => {
+        const seen = new Set<string>();
+        rubric.forEach((c, i) => {
+          const name = typeof c === 'string' ? c : c.name;
+          if (seen.has(name)) ctx.addIssue({ code: 'custom', path: [i], message: `criterion "${name}" is listed twice` });
+          seen.add(name);
+        });
+      })
+      .describe('Criteria a clinician scores 1 to 5 beside the verdict (correct, partial, incorrect, unsafe). Default: none.'),
+  })
+  .describe('Clinician review of episodes: verdicts and rubric scores kept in the run folder (reviews/<reviewer>.jsonl).');
+
 export const workspaceConfigSchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -95,6 +124,7 @@ export const workspaceConfigSchema = z
         judge: z.string().optional().describe('Judge the playground and runs use when none is named.'),
       })
       .default({ host: LOCAL_HOST, scheduler: 'ssh' }),
+    review: reviewSchema.default({ rubric: [] }),
   })
   .superRefine((cfg, ctx) => {
     const local = cfg.hosts[LOCAL_HOST];
@@ -127,6 +157,17 @@ export const workspaceConfigSchema = z
 
 export type WorkspaceConfig = z.output<typeof workspaceConfigSchema>;
 export type JudgeConfig = z.output<typeof judgeSchema>;
+
+/** A rubric criterion with its name and, when medrl.yaml gives one, what it means. */
+export interface RubricCriterion {
+  name: string;
+  description?: string;
+}
+
+/** The rubric of medrl.yaml `review.rubric`, each criterion in one shape (none without medrl.yaml). */
+export function rubricCriteria(cfg: WorkspaceConfig | undefined): RubricCriterion[] {
+  return (cfg?.review.rubric ?? []).map((c) => (typeof c === 'string' ? { name: c } : c));
+}
 
 /** A host as the product sees it: the built-in local host, or an SSH alias. */
 export interface ResolvedHost {

@@ -13,10 +13,11 @@ export interface CatInto {
 
 /**
  * Streams bytes into `path` on a host (local and SSH alike, under the host's umask) through `cat`: the one way files are
- * written there, so uploads and redacted copies behave the same when the destination fails early.
+ * written there, so uploads and redacted copies behave the same when the destination fails early. `append` adds to the
+ * end of the file (`>>`, O_APPEND) instead of replacing it: for logs that are never rewritten, such as reviews.
  */
-export async function catInto(host: Host, path: string, opts: { signal?: AbortSignal } = {}): Promise<CatInto> {
-  const proc = await host.spawn(`cat > ${shellPath(path)}`, { signal: opts.signal });
+export async function catInto(host: Host, path: string, opts: { signal?: AbortSignal; append?: boolean } = {}): Promise<CatInto> {
+  const proc = await host.spawn(`cat ${opts.append ? '>>' : '>'} ${shellPath(path)}`, { signal: opts.signal });
   const stderr: Buffer[] = [];
   proc.stderr.on('data', (d: Buffer) => stderr.push(d));
   proc.stdout.resume();

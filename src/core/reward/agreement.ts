@@ -1,3 +1,5 @@
+import { cohenKappa } from '../review/agreement';
+
 /** How far two scorers agree on the same samples (pairs where either has no score are left out, and counted). */
 export interface Agreement {
   /** Samples both scored. */
@@ -33,24 +35,6 @@ export function pearson(xs: number[], ys: number[]): number | null {
   return sxx === 0 || syy === 0 ? null : sxy / Math.sqrt(sxx * syy);
 }
 
-/** Cohen's kappa for two pass/fail raters; 1 when they agree on everything (even if all one class). */
-export function cohenKappa(a: boolean[], b: boolean[]): number | null {
-  const n = a.length;
-  if (n === 0) return null;
-  let agree = 0;
-  let aYes = 0;
-  let bYes = 0;
-  for (let i = 0; i < n; i++) {
-    if (a[i] === b[i]) agree++;
-    if (a[i]) aYes++;
-    if (b[i]) bYes++;
-  }
-  const po = agree / n;
-  const pe = (aYes / n) * (bYes / n) + (1 - aYes / n) * (1 - bYes / n);
-  if (pe === 1) return po === 1 ? 1 : null;
-  return (po - pe) / (1 - pe);
-}
-
 export function agreement(a: Array<number | null | undefined>, b: Array<number | null | undefined>, threshold: number): Agreement {
   const xs: number[] = [];
   const ys: number[] = [];
@@ -74,7 +58,7 @@ export function agreement(a: Array<number | null | undefined>, b: Array<number |
     n: xs.length,
     missing,
     pearson: pearson(xs, ys),
-    kappa: cohenKappa(pa, pb),
+    kappa: cohenKappa(pa, pb).kappa,
     agreement: xs.length ? (xs.length - disagreements.length) / xs.length : null,
     threshold,
     disagreements,

@@ -1,5 +1,5 @@
 import { discoverEpisodes } from '../episodes/discover';
-import type { Episode } from '../episodes/episode';
+import { episodeSample } from '../episodes/episode-sample';
 import type { Problem } from '../errors/located-error';
 import type { Host } from '../remote/host';
 import { agreement, type Agreement } from './agreement';
@@ -17,18 +17,6 @@ interface RolloutSamples {
   /** For each sample: its dump file and line. */
   origins: Array<{ file: string; line: number; step: number }>;
   problems: Problem[];
-}
-
-/** A rollout episode as the sample its reward function was called with in training (verl's dump keeps no extra_info). */
-function episodeSample(ep: Episode): RewardSample {
-  return {
-    data_source: ep.dataSource ?? '',
-    solution_str: ep.raw.response,
-    ground_truth: ep.groundTruth ?? null,
-    extra_info: ep.extra.extra_info ?? null,
-    prompt: ep.raw.prompt,
-    ...(ep.score === null ? {} : { trainingScore: ep.score }),
-  };
 }
 
 /**

@@ -1,13 +1,9 @@
 import type { RewardSample, ScoreResult } from '../scoring/sample';
+import { csvCell } from '../format/csv-cell';
 
 interface ExportSide {
   label: string;
   results: Array<ScoreResult | undefined>;
-}
-
-function csvCell(value: unknown): string {
-  const text = value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** One row per sample: the sample, its expected score, then score / error / raw answer / latency per scorer. */

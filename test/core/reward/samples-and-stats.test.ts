@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { MAX_SAMPLE_LINE_BYTES, loadSamples, readSamples, rowToSample, sampleProblemLines } from '../../../src/core/reward/sample-source';
-import { agreement, cohenKappa, histogram, pearson } from '../../../src/core/reward/agreement';
+import { agreement, histogram, pearson } from '../../../src/core/reward/agreement';
+import { cohenKappa } from '../../../src/core/review/agreement';
 import { casesText, casesPathFor, checkCases } from '../../../src/core/reward/cases';
 
 describe('reward samples from files', () => {
@@ -161,8 +162,8 @@ describe('agreement between two scorers', () => {
     // 2x2 table: both pass 20, both fail 15, a-only 5, b-only 10 (n=50): po = .7, pe = .5*.6 + .5*.4 = .5, kappa = .4
     const a = [...Array(20).fill(true), ...Array(15).fill(false), ...Array(5).fill(true), ...Array(10).fill(false)];
     const b = [...Array(20).fill(true), ...Array(15).fill(false), ...Array(5).fill(false), ...Array(10).fill(true)];
-    assert.ok(Math.abs(cohenKappa(a, b)! - 0.4) < 1e-12);
-    assert.equal(cohenKappa([true, true], [true, true]), 1);
+    assert.ok(Math.abs(cohenKappa(a, b).kappa! - 0.4) < 1e-12);
+    assert.equal(cohenKappa([true, true], [true, true]).kappa, 1);
   });
 
   it('leaves out unscored samples, lists disagreements at the threshold, and bins a histogram', () => {
