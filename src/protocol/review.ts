@@ -42,9 +42,7 @@ const revealed = z.object({
   key: episodeKey,
   score: z.number().nullable(),
   advantage: z.number().nullable(),
-  group: z
-    .object({ group: z.number(), size: z.number(), mean: z.number().nullable(), std: z.number().nullable() })
-    .nullable(),
+  group: z.object({ group: z.number(), size: z.number(), mean: z.number().nullable(), std: z.number().nullable() }).nullable(),
   /** The reward function's other keys and judge scores (`acc`, `pred`, `judge:…`), as text. */
   extra: z.record(z.string(), z.string()),
 });

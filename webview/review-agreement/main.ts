@@ -27,7 +27,11 @@ function fmtShare(v: number | null): string {
 }
 
 function episodeLink(k: EpisodeKeyMsg): HTMLElement {
-  const b = el('button', { className: 'episode-link', text: `${k.set} · step ${k.step} · #${k.index}`, title: 'Open in the episode replay' });
+  const b = el('button', {
+    className: 'episode-link',
+    text: `${k.set} · step ${k.step} · #${k.index}`,
+    title: 'Open in the episode replay',
+  });
   b.addEventListener('click', () => api.post({ type: 'openEpisode', episode: k }));
   return b;
 }
@@ -56,7 +60,10 @@ function render(a: AgreementMsg): void {
   if (a.stale) notes.push(`${a.stale} review(s) of episodes whose text changed since are left out.`);
   if (a.malformed) notes.push(`${a.malformed} line(s) of the review files are not reviews (see the log).`);
   const fleiss = a.fleiss
-    ? el('p', { className: 'fleiss', text: `Fleiss' κ ${fmtKappa(a.fleiss.kappa)} over ${a.fleiss.n} episode(s) rated by all ${a.fleiss.raters} reviewers` })
+    ? el('p', {
+        className: 'fleiss',
+        text: `Fleiss' κ ${fmtKappa(a.fleiss.kappa)} over ${a.fleiss.n} episode(s) rated by all ${a.fleiss.raters} reviewers`,
+      })
     : el('p', { className: 'fleiss muted', text: "Fleiss' κ: needs episodes rated by at least two reviewers" });
   const table = el(
     'table',

@@ -176,7 +176,10 @@ function renderReveal(): void {
   const rows: [string, string][] = [
     ['reward score', fmtScore(r.score)],
     ['advantage', fmtSigned(r.advantage)],
-    ['group', r.group ? `GRPO group ${r.group.group} · n=${r.group.size} · mean ${fmtScore(r.group.mean)} · std ${fmtScore(r.group.std)}` : '–'],
+    [
+      'group',
+      r.group ? `GRPO group ${r.group.group} · n=${r.group.size} · mean ${fmtScore(r.group.mean)} · std ${fmtScore(r.group.std)}` : '–',
+    ],
     ...Object.entries(r.extra),
   ];
   revealBox.replaceChildren(

@@ -48,6 +48,13 @@ export async function openAgreementPanel(deps: Deps, run: { host: string; dir: s
         return;
     }
   };
-  const panel = openWebviewPanel(ctx, { viewType: 'medrl.reviewAgreement', title, bundle: 'review-agreement', toWebview, fromWebview, onMessage });
+  const panel = openWebviewPanel(ctx, {
+    viewType: 'medrl.reviewAgreement',
+    title,
+    bundle: 'review-agreement',
+    toWebview,
+    fromWebview,
+    onMessage,
+  });
   post = panel.post;
 }

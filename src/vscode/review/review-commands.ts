@@ -57,7 +57,10 @@ function defaultReviewer(): string {
   } catch {
     // no user name on this system: the box starts empty
   }
-  return name.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
+  return name
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 64);
 }
 
 async function askReviewer(): Promise<string | undefined> {
@@ -131,7 +134,11 @@ export function reviewEpisodesCommand(deps: Deps) {
     if (!size) return;
     const { seed } = reviewSettings();
     const built = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `MedRL: building the review queue of ${run.host}:${run.dir}`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `MedRL: building the review queue of ${run.host}:${run.dir}`,
+        cancellable: true,
+      },
       async (progress, token) => {
         const host = await pool.get(run.host);
         const session = new ReplaySession(await discoverEpisodes(host, run.dir));
@@ -142,7 +149,9 @@ export function reviewEpisodesCommand(deps: Deps) {
         const hashes = await queueHashes(session, keys);
         const { records, malformed } = await readReviews(host, run.dir);
         if (malformed.length)
-          ctx.log.warn(`reviews of ${run.host}:${run.dir}: ${malformed.length} malformed line(s), first: ${malformed[0]!.file}:${malformed[0]!.line}: ${malformed[0]!.message}`);
+          ctx.log.warn(
+            `reviews of ${run.host}:${run.dir}: ${malformed.length} malformed line(s), first: ${malformed[0]!.file}:${malformed[0]!.line}: ${malformed[0]!.message}`,
+          );
         const latest = new Map(latestReviews(records.filter((r) => r.reviewer === reviewer)).map((r) => [episodeKeyId(r.episode), r]));
         return { host, session, keys, hashes, latest, candidates: all.length };
       },
@@ -152,8 +161,10 @@ export function reviewEpisodesCommand(deps: Deps) {
       void vscode.window.showInformationMessage(`MedRL: ${run.host}:${run.dir} has no episodes to review.`);
       return;
     }
-    ctx.log.info(`review queue: ${reviewer} on ${run.host}:${run.dir}: ${built.keys.length} of ${built.candidates} episode(s), seed ${seed}`);
-    const rubric = state.config ? rubricCriteria(state.config) : [];
+    ctx.log.info(
+      `review queue: ${reviewer} on ${run.host}:${run.dir}: ${built.keys.length} of ${built.candidates} episode(s), seed ${seed}`,
+    );
+    const rubric = rubricCriteria(state.config);
     openReviewPanel(
       ctx,
       {

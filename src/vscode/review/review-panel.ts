@@ -1,4 +1,3 @@
-import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { openWebviewPanel } from '../webview/webview-panel';
 import { fromWebview, toWebview, type FromWebview, type ToWebview, type CriterionMsg } from '../../protocol/review';
@@ -115,8 +114,7 @@ class Review {
       case 'go': {
         const n = q.keys.length;
         const from = msg.after !== undefined ? msg.after + 1 : 0;
-        const position =
-          msg.position ?? [...Array(n).keys()].map((i) => (from + i) % n).find((i) => !this.saved(i)) ?? -1;
+        const position = msg.position ?? [...Array(n).keys()].map((i) => (from + i) % n).find((i) => !this.saved(i)) ?? -1;
         if (position < 0 || position >= q.keys.length) {
           this.post({ type: 'finished', done: this.done(), total: q.keys.length });
           return;
