@@ -89,7 +89,7 @@ describe('clinician review: a queue of 50 demo episodes reviewed with the keyboa
 
       // Blind: nothing of the reward in the page before the verdict.
       const before = await pageText(review);
-      assert.doesNotMatch(before, /reward score|advantage|GRPO group/, `episode ${i + 1}: no reward before the verdict`);
+      assert.doesNotMatch(before, /reward score|GRPO group|\badvantage\t/, `episode ${i + 1}: no reward before the verdict`);
       assert.equal(await review.locator('table.revealed').count(), 0);
       blindChecks++;
 

@@ -168,7 +168,7 @@ function renderRubric(): void {
 function renderReveal(): void {
   if (!verdict || !revealed || revealed.key.index !== episode?.key.index || revealed.key.step !== episode.key.step) {
     revealBox.replaceChildren(
-      el('div', { className: 'hidden-note muted', text: 'Reward, judge scores, advantage and group: hidden until you give a verdict.' }),
+      el('div', { className: 'hidden-note muted', text: "Hidden until you give a verdict: the reward, the judges' scores and the group." }),
     );
     return;
   }
