@@ -151,6 +151,25 @@ describe('clinician review: a queue of 50 demo episodes reviewed with the keyboa
     await agreement.locator('table.pairs td', { hasText: 'dr-lee' }).first().waitFor({ timeout: 30_000 });
     await agreement.locator('table.pairs td', { hasText: 'reward' }).first().waitFor();
     await screenshot(page, 'review-agreement');
+
+    // A disagreement is one click from its episode in the replay.
+    const link = agreement.locator('.episode-link').first();
+    const which = (await link.innerText()).trim();
+    await link.click();
+    const replay = await webviewWith(page, '.vlist-row', 'episode replay');
+    await replay.locator('.episode .ep-title', { hasText: which }).waitFor({ timeout: 30_000 });
+
+    // Export for a paper: the CSV where the user says, the κ table beside it.
+    await runCommand(page, 'MedRL: Export Reviews…');
+    await pickQuickItem(page, 'demo-pubmedqa-grpo');
+    const csv = join(workspace, 'dr-lee-reviews.csv');
+    const pathInput = page.locator('.quick-input-widget input');
+    await page.locator('.quick-input-widget', { hasText: 'Save the reviews as CSV' }).waitFor({ timeout: 30_000 });
+    await pathInput.fill(csv);
+    await page.keyboard.press('Enter');
+    await page.locator('.notification-toast', { hasText: 'exported 50 review(s)' }).waitFor({ timeout: 30_000 });
+    assert.equal(readFileSync(csv, 'utf8').trim().split('\n').length, QUEUE + 1, 'a header and 50 rows');
+    assert.match(readFileSync(join(workspace, 'dr-lee-reviews.kappa.md'), 'utf8'), /dr-lee[\s\S]*reward/);
     await page.close();
   });
 });

@@ -84,15 +84,18 @@ function render(a: AgreementMsg): void {
       return row;
     }),
   );
-  const details = a.pairs.map((p) =>
-    el(
+  const details = a.pairs.map((p, i) => {
+    const d = el(
       'details',
       { className: 'pair' },
       el('summary', { text: `${p.a} vs ${p.b}: κ ${fmtKappa(p.kappa)}, ${p.disagreements.length} disagreement(s)` }),
       confusionTable(p),
       el('div', { className: 'links' }, ...p.disagreements.map(episodeLink)),
-    ),
-  );
+    );
+    // The first pair (a reviewer against the reward, or two reviewers) open: its disagreements are what to read first.
+    d.open = i === 0;
+    return d;
+  });
   body.replaceChildren(summary, ...notes.map((n) => el('p', { className: 'muted', text: n })), fleiss, table, ...details);
 }
 

@@ -112,6 +112,8 @@ class Replay {
         return;
       }
       case 'open':
+        // An episode past what is indexed yet (one opened from a review disagreement): its step is indexed first.
+        if (msg.index > 0 && msg.index >= session.file(msg).partial().length) await this.ensureIndexed(msg);
         this.post({ type: 'episode', episode: await session.episode(msg, msg.index) });
         return;
       case 'compare':
