@@ -2,6 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { episodeKeyId } from '../../../src/core/review/review-record';
 import { sampleQueue, type QueueCandidate } from '../../../src/core/review/review-queue';
+import { queueCandidates } from '../../../src/core/review/run-reviews';
+import { discoverEpisodes } from '../../../src/core/episodes/discover';
+import { LocalHost } from '../../../src/core/remote/local-host';
+import { join } from 'node:path';
 
 // Steps 1 and 2, two data sources, scores 0 / 0.5 / 1 / none: 2 * 2 * 4 = 16 strata, of uneven sizes.
 const candidates: QueueCandidate[] = [];
@@ -50,5 +54,26 @@ describe('the review queue', () => {
     assert.notDeepEqual(all.map(episodeKeyId), candidates.map(episodeKeyId), 'not in step or file order, so the order gives nothing away');
     assert.deepEqual(sampleQueue(candidates, 0, 3), []);
     assert.deepEqual(sampleQueue([], 10, 3), []);
+  });
+});
+
+describe("a run's episodes as queue candidates", () => {
+  it('every episode of a collection, with its step, index, data source and score', async () => {
+    const [rollouts] = await discoverEpisodes(new LocalHost(), join(__dirname, '../../fixtures/episodes/verl-run'));
+    const all = await queueCandidates(rollouts!);
+    assert.equal(all.length, 60);
+    assert.deepEqual([...new Set(all.map((c) => c.step))], [1, 2, 3]);
+    const ep = await rollouts!.files[1]!.read(4);
+    assert.deepEqual(
+      all.find((c) => c.step === 2 && c.index === 4),
+      {
+        set: 'rollouts',
+        step: 2,
+        index: 4,
+        dataSource: ep.dataSource ?? null,
+        score: ep.score,
+      },
+    );
+    assert.equal(sampleQueue(all, 12, 1).length, 12);
   });
 });
