@@ -11,6 +11,7 @@ import { cancelCommand, logsCommand, runsCommand, submitCommand } from './runs';
 import { datasetConvertCommand, datasetInspectCommand } from './dataset';
 import { episodesCommand } from './episodes';
 import { phiRedactCommand, phiScanCommand } from './phi';
+import { reviewExportCommand, reviewStatsCommand } from './review';
 
 /** Every `medrl` subcommand; a feature adds its commands here. */
 export const commands: Command[] = [
@@ -43,4 +44,6 @@ export const commands: Command[] = [
   episodesCommand,
   phiScanCommand,
   phiRedactCommand,
+  reviewStatsCommand,
+  reviewExportCommand,
 ];

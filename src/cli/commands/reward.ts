@@ -20,7 +20,7 @@ import { compareWithTraining, loadRollouts } from '../../core/reward/backtest';
 import type { RewardSample, ScoreResult } from '../../core/scoring/sample';
 
 /** The judge cache of the CLI: $XDG_CACHE_HOME/medrl/judge. */
-function judgeCacheDir(): string {
+export function judgeCacheDir(): string {
   return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'medrl', 'judge');
 }
 
@@ -32,7 +32,7 @@ function intOption(ctx: CommandContext, name: string, fallback: number): number 
   return n;
 }
 
-function numberOption(ctx: CommandContext, name: string, fallback: number): number {
+export function numberOption(ctx: CommandContext, name: string, fallback: number): number {
   const raw = ctx.values[name] as string | undefined;
   if (raw === undefined) return fallback;
   const n = Number(raw);

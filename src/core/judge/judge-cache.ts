@@ -12,6 +12,8 @@ export interface JudgeCacheKey {
   maxTokens: number;
 }
 
+let tmpCount = 0;
+
 /**
  * Judge answers on disk, one JSON file per request, keyed by the hash of url + model + prompt + parameters, so re-running
  * a batch costs no judge calls. Only successful answers are stored.
@@ -38,7 +40,8 @@ export class JudgeCache {
   async put(key: JudgeCacheKey, raw: string): Promise<void> {
     const file = this.file(key);
     await mkdir(join(file, '..'), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
+    // One temporary name per write: two samples with the same prompt in one batch are answered, and put, at once.
+    const tmp = `${file}.${process.pid}.${++tmpCount}.tmp`;
     await writeFile(tmp, JSON.stringify({ raw, model: key.model, url: key.url, created: new Date().toISOString() }));
     await rename(tmp, file);
   }

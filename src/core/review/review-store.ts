@@ -17,13 +17,14 @@ export function reviewsDir(runDir: string): string {
   return posix.join(runDir, 'reviews');
 }
 
-/** What is wrong with a review, by field, without the values (plainZodError quotes small ones as "got ..."). */
-function reviewProblems(value: unknown): string | undefined {
+/** A review, or what is wrong with it by field without the values (plainZodError quotes small ones as "got ..."). */
+function parseReview(value: unknown): { record: ReviewRecord } | { problems: string } {
   const r = reviewRecordSchema.safeParse(value, { error: plainZodError });
-  if (r.success) return undefined;
-  return plainIssues(r.error.issues)
+  if (r.success) return { record: r.data };
+  const problems = plainIssues(r.error.issues)
     .map((i) => `${fieldPath(i.path) || 'the record'}: ${i.message.replace(/ \(got [\s\S]*\)$/, '')}`)
     .join('; ');
+  return { problems };
 }
 
 /**
@@ -31,9 +32,9 @@ function reviewProblems(value: unknown): string | undefined {
  * O_APPEND, never rewritten, so every earlier verdict stays on record and the latest line wins when read.
  */
 export async function appendReview(host: Host, runDir: string, record: ReviewRecord): Promise<void> {
-  const problems = reviewProblems(record);
-  if (problems) throw new Error(`not a valid review: ${problems}`);
-  const parsed = reviewRecordSchema.parse(record);
+  const checked = parseReview(record);
+  if ('problems' in checked) throw new Error(`not a valid review: ${checked.problems}`);
+  const parsed = checked.record;
   const dir = reviewsDir(runDir);
   await host.mkdir(dir);
   const file = posix.join(dir, `${parsed.reviewer}.jsonl`);
@@ -66,9 +67,12 @@ export async function readReviews(host: Host, runDir: string): Promise<{ records
         malformed.push({ file, line, message: l.complete ? 'not JSON' : 'not JSON (the last line has no newline: cut off?)' });
         continue;
       }
-      const problems = reviewProblems(value);
-      if (problems) malformed.push({ file, line, message: problems });
-      else records.push(reviewRecordSchema.parse(value));
+      const r = parseReview(value);
+      if ('problems' in r) malformed.push({ file, line, message: r.problems });
+      // The file is the reviewer's own: a line naming someone else was not written by appendReview.
+      else if (`${r.record.reviewer}.jsonl` !== name)
+        malformed.push({ file, line, message: `reviewer: "${r.record.reviewer}" in the file of "${name.slice(0, -'.jsonl'.length)}"` });
+      else records.push(r.record);
     }
   }
   return { records, malformed };

@@ -4,6 +4,7 @@ import type { Episode } from '../episodes/episode';
 import { judgeSamples, type JudgeScorer } from '../judge/judge-scorer';
 import type { Host } from '../remote/host';
 import type { ReviewExportRow } from './review-export';
+import type { QueueCandidate } from './review-queue';
 import { episodeHash, episodeKeyId, type EpisodeKey } from './review-record';
 import { latestReviews, readReviews, type MalformedReview } from './review-store';
 import { reviewPasses, reviewStats, type EpisodeFacts, type ReviewStats } from './review-stats';
@@ -26,6 +27,25 @@ async function readEpisode(collections: EpisodeCollection[], key: EpisodeKey): P
     if (err instanceof RangeError || (err as Error).name === 'MalformedRecordError') return undefined;
     throw err;
   });
+}
+
+/** Every episode of a collection as a queue candidate (its step files indexed, in one pass each), for `sampleQueue`. */
+export async function queueCandidates(collection: EpisodeCollection, signal?: AbortSignal): Promise<QueueCandidate[]> {
+  const out: QueueCandidate[] = [];
+  for (const file of collection.files) {
+    const t = await file.index({ signal });
+    for (let i = 0; i < t.length; i++) {
+      const score = t.score[i]!;
+      out.push({
+        set: collection.name,
+        step: file.step,
+        index: i,
+        dataSource: t.str(t.dataSource[i]!) ?? null,
+        score: Number.isNaN(score) ? null : score,
+      });
+    }
+  }
+  return out;
 }
 
 /**
