@@ -3,7 +3,7 @@ import { posix } from 'node:path';
 import type { Deps } from '../deps';
 import { openWebviewPanel } from '../webview/webview-panel';
 import { fromWebview, toWebview, type FromWebview, type ToWebview } from '../../protocol/review-agreement';
-import { loadRunReviews } from '../../core/review/run-reviews';
+import { loadReviews } from './load-reviews';
 import { errorMessage } from '../../core/errors/located-error';
 
 /**
@@ -11,14 +11,13 @@ import { errorMessage } from '../../core/errors/located-error';
  * the dumps hold; a disagreement opens that episode in the replay. Numbers and episode keys only reach the page.
  */
 export async function openAgreementPanel(deps: Deps, run: { host: string; dir: string }, threshold: number): Promise<void> {
-  const { ctx, pool } = deps;
+  const { ctx } = deps;
   const title = `Review agreement: ${posix.basename(run.dir)}`;
   let post: (m: ToWebview) => void = () => {};
   const load = async (): Promise<void> => {
     post({ type: 'loading' });
     try {
-      const r = await loadRunReviews(await pool.get(run.host), run.dir, { threshold });
-      if (r.malformed.length) ctx.log.warn(`reviews of ${run.host}:${run.dir}: ${r.malformed.length} malformed line(s)`);
+      const r = await loadReviews(deps, run, threshold);
       post({
         type: 'agreement',
         title,

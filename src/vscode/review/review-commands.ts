@@ -37,7 +37,7 @@ function reviewSettings() {
     reviewer: c.get<string>('reviewer', '').trim(),
     queueSize: c.get<number>('queueSize', 50),
     seed: c.get<number>('seed', 1),
-    threshold: c.get<number>('passThreshold', 1),
+    threshold: c.get<number>('passThreshold', 0.5),
   };
 }
 

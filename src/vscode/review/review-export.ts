@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { posix } from 'node:path';
 import type { Deps } from '../deps';
-import { loadRunReviews } from '../../core/review/run-reviews';
+import { loadReviews } from './load-reviews';
 import { kappaMarkdown, reviewsCsv } from '../../core/review/review-export';
 
 /**
@@ -9,10 +9,10 @@ import { kappaMarkdown, reviewsCsv } from '../../core/review/review-export';
  * (`<name>.kappa.md`), for a paper's tables. The files hold the reviewers' notes: they go where the user chose, nowhere else.
  */
 export async function exportReviews(deps: Deps, run: { host: string; dir: string }, threshold: number): Promise<void> {
-  const { ctx, pool, state } = deps;
+  const { ctx, state } = deps;
   const loaded = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `MedRL: reading the reviews of ${run.host}:${run.dir}` },
-    async () => loadRunReviews(await pool.get(run.host), run.dir, { threshold }),
+    () => loadReviews(deps, run, threshold),
   );
   if (!loaded.rows.length) {
     void vscode.window.showInformationMessage(`MedRL: no reviews yet in ${run.host}:${run.dir} (run MedRL: Review Episodes… first).`);
