@@ -81,13 +81,16 @@ const datasetRootSchema = z
   })
   .describe('A folder of JSON, JSONL, parquet or CSV training data.');
 
+/** A criterion's name: one word, so it can head a CSV column and key a review's scores. */
+const criterionName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,39}$/, 'a criterion name is a word: letters, digits, "_" or "-", starting with a letter');
+
 const rubricCriterionSchema = z
   .union([
-    z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,39}$/, 'a criterion name is a word: letters, digits, "_" or "-", starting with a letter'),
+    criterionName,
     z.strictObject({
-      name: z
-        .string()
-        .regex(/^[A-Za-z][A-Za-z0-9_-]{0,39}$/, 'a criterion name is a word: letters, digits, "_" or "-", starting with a letter'),
+      name: criterionName,
       description: z.string().min(1).optional().describe('What the reviewer scores under this criterion, shown beside its 1–5 scale.'),
     }),
   ])

@@ -10,6 +10,7 @@ import { execChecked, type Host } from '../../../src/core/remote/host';
 import { shellPath } from '../../../src/core/remote/shell-quote';
 import { discoverEpisodes } from '../../../src/core/episodes/discover';
 import { openJudge } from '../../../src/core/judge/judges';
+import { parseWorkspaceConfig } from '../../../src/core/config/load-workspace-config';
 import { episodeHash, type ReviewRecord } from '../../../src/core/review/review-record';
 import { appendReview, readReviews } from '../../../src/core/review/review-store';
 import { loadRunReviews } from '../../../src/core/review/run-reviews';
@@ -70,9 +71,8 @@ describe('clinician reviews on a real SSH host (sshd on loopback)', () => {
 
   it('stats on the host with a judge of medrl.yaml, its answers cached: the second pass makes no call', async () => {
     const cacheDir = mkdtempSync(join(tmpdir(), 'medrl-review-cache-'));
-    const opened = await openJudge('j', { url: judge.url, model: 'Judger', temperature: 0, maxTokens: 256, seed: 1 } as never, {
-      cacheDir,
-    });
+    const { config } = parseWorkspaceConfig(`judges:\n  j:\n    url: ${judge.url}\n    model: Judger\n    seed: 1\n`, 'medrl.yaml');
+    const opened = await openJudge('j', config!.judges.j!, { cacheDir });
     try {
       const first = await loadRunReviews(host, RUN, { threshold: 0.5, judges: { j: opened.scorer } });
       assert.deepEqual(first.stats.reviewers, { 'dr-kim': 3, 'dr-lee': 3, 'dr-ng': 3 });
