@@ -8,6 +8,7 @@ import { isTrainingRun } from '../../core/runs/run-pick';
 import { REVIEWER_NAME, episodeKeyId, type EpisodeKey } from '../../core/review/review-record';
 import { latestReviews, readReviews } from '../../core/review/review-store';
 import { sampleQueue, type QueueCandidate } from '../../core/review/review-queue';
+import { queueCandidates } from '../../core/review/run-reviews';
 import { rubricCriteria } from '../../core/config/workspace-config';
 import { BROWSE, pickRun } from '../pickers';
 import { requireTrust } from '../workspace-trust';
@@ -93,33 +94,25 @@ async function askQueueSize(): Promise<number | undefined> {
   return n === undefined ? undefined : Number(n.trim());
 }
 
-/** Every episode of the run's collections, indexed step by step with progress, as queue candidates. */
+/** Every episode of the run's collections (rollouts, validation), indexed with progress, as queue candidates. */
 async function candidates(
   session: ReplaySession,
   progress: vscode.Progress<{ message?: string; increment?: number }>,
   token: vscode.CancellationToken,
 ): Promise<QueueCandidate[]> {
-  const steps = session.steps();
-  const out: QueueCandidate[] = [];
   const abort = new AbortController();
-  token.onCancellationRequested(() => abort.abort());
-  for (const [i, s] of steps.entries()) {
-    if (token.isCancellationRequested) break;
-    progress.report({ message: `indexing ${s.collection} step ${s.step} (${i + 1} of ${steps.length})`, increment: 100 / steps.length });
-    await session.indexStep(s, { signal: abort.signal });
-    const t = session.file(s).partial();
-    for (let index = 0; index < t.length; index++) {
-      const score = t.score[index]!;
-      out.push({
-        set: s.collection,
-        step: s.step,
-        index,
-        dataSource: t.str(t.dataSource[index]!) ?? null,
-        score: Number.isNaN(score) ? null : score,
-      });
+  const sub = token.onCancellationRequested(() => abort.abort());
+  try {
+    const out: QueueCandidate[] = [];
+    for (const c of session.collections) {
+      if (token.isCancellationRequested) break;
+      progress.report({ message: `indexing ${c.name} (${c.files.length} step file(s))`, increment: 100 / session.collections.length });
+      out.push(...(await queueCandidates(c, abort.signal)));
     }
+    return out;
+  } finally {
+    sub.dispose();
   }
-  return out;
 }
 
 /** Review Episodes…: a stratified, seeded queue of a run's episodes, reviewed one by one, blind, with the keyboard. */
@@ -142,8 +135,12 @@ export function reviewEpisodesCommand(deps: Deps) {
       async (progress, token) => {
         const host = await pool.get(run.host);
         const session = new ReplaySession(await discoverEpisodes(host, run.dir));
-        const all = await candidates(session, progress, token);
-        if (token.isCancellationRequested) return undefined;
+        // Cancelled: the index pass stops, and nothing opens.
+        const all = await candidates(session, progress, token).catch((err: unknown) => {
+          if (token.isCancellationRequested) return undefined;
+          throw err;
+        });
+        if (!all || token.isCancellationRequested) return undefined;
         const keys = sampleQueue(all, size, seed);
         progress.report({ message: 'reading the reviews on record' });
         const hashes = await queueHashes(session, keys);
