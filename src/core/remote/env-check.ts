@@ -128,21 +128,9 @@ export function envWarnings(r: Pick<EnvReport, 'packages' | 'gpuCount' | 'python
   return w;
 }
 
-/** The check as one shell line, for a script that does more in the same round trip (a run's provenance). */
-export function environmentCheckLine(): string {
-  // stdin from /dev/null: the caller's script may be reading its own stdin.
-  return `python3 -c ${shellQuote(CHECK_SCRIPT)} ${shellQuote(JSON.stringify(CHECKED_PACKAGES))} </dev/null`;
-}
-
-/** The check's JSON line, parsed; a plain error naming the host when it is not one. */
-export function parseEnvironmentLine(hostName: string, line: string): z.output<typeof environmentSchema> {
-  let data: unknown;
-  try {
-    data = JSON.parse(line);
-  } catch {
-    throw new Error(`${hostName}: the environment check printed no JSON: ${line.slice(0, 200)}`);
-  }
-  return environmentSchema.parse(data);
+/** The check's Python and its arguments, for a script on the host that runs it in its own process (a run's provenance). */
+export function environmentCheckProgram(): { script: string; args: string[] } {
+  return { script: CHECK_SCRIPT, args: [JSON.stringify(CHECKED_PACKAGES)] };
 }
 
 /** Checks a host's training environment in one round trip (after the host's setup lines). */
@@ -154,6 +142,13 @@ export async function checkEnvironment(host: Host, entry: Pick<ResolvedHost, 'se
   if (r.code === 127) throw new Error(`${host.name}: python3 not found (after the host's setup lines): ${r.stderr.trim()}`);
   if (r.code !== 0)
     throw new Error(`${host.name}: the environment check failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' ')}`);
-  const parsed = parseEnvironmentLine(host.name, r.stdout.trim().split('\n').pop() ?? '');
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  let data: unknown;
+  try {
+    data = JSON.parse(line);
+  } catch {
+    throw new Error(`${host.name}: the environment check printed no JSON: ${line.slice(0, 200)}`);
+  }
+  const parsed = environmentSchema.parse(data);
   return { host: host.name, ...parsed, warnings: envWarnings(parsed) };
 }

@@ -1,8 +1,8 @@
 import type { Host } from '../remote/host';
 import { shellQuote } from '../remote/shell-quote';
 import { hostPrelude } from '../remote/host-prelude';
-import { environmentCheckLine, parseEnvironmentLine } from '../remote/env-check';
-import { errorMessage } from '../errors/located-error';
+import { environmentCheckProgram, environmentSchema } from '../remote/env-check';
+import { fieldPath } from '../errors/plain-zod';
 import type { NeededFile } from './host-checks';
 import type { HostFacts } from './provenance';
 
@@ -11,12 +11,13 @@ export const HASH_LIMIT = 2 * 1024 ** 3;
 const EDGE = 64 * 1024 ** 2;
 
 /**
- * Runs on the host with python3's standard library (pyarrow only when importable, for parquet row counts): each data
- * file's size, mtime, sha256 (streamed, 1 MiB at a time) and row count, the model's config.json sha256 or the revision
- * the Hugging Face cache resolves a hub id to, and the workdir's git commit and dirtiness. Prints one JSON line.
+ * Runs on the host with python3's standard library (pyarrow only when importable, for parquet row counts): the
+ * environment check (env-check.ts's own script, run in this process: one Python start, not two), each data file's size,
+ * mtime, sha256 (streamed, 1 MiB at a time) and row count, the model's config.json sha256 or the revision the Hugging
+ * Face cache resolves a hub id to, and the workdir's git commit and dirtiness. Prints one JSON line.
  */
 const PROVENANCE_SCRIPT = String.raw`
-import datetime, hashlib, json, os, subprocess, sys
+import contextlib, csv, datetime, hashlib, io, json, os, subprocess, sys
 inp = json.loads(sys.argv[1])
 LIMIT, EDGE = inp['limit'], inp['edge']
 
@@ -45,7 +46,15 @@ def rows(path, lines):
     if ext in ('.jsonl', '.csv'):
         if lines is None:
             return None, 'not counted: the file is over the size limit'
-        return (lines, 'lines') if ext == '.jsonl' else (max(lines - 1, 0), 'lines after the header')
+        if ext == '.jsonl':
+            return lines, 'lines'
+        # A quoted field may hold line breaks (clinical notes do): records are counted as Python's csv module reads them.
+        csv.field_size_limit(sys.maxsize)
+        try:
+            with open(path, newline='', encoding='utf-8', errors='replace') as f:
+                return max(sum(1 for _ in csv.reader(f)) - 1, 0), 'CSV records after the header'
+        except csv.Error as e:
+            return None, 'not counted: not CSV as Python reads it: ' + str(e)[:200]
     if ext == '.parquet':
         try:
             import pyarrow.parquet as pq
@@ -103,11 +112,20 @@ def git(workdir):
     except subprocess.TimeoutExpired:
         return dict(out, note='git did not answer within its time limit')
 
-print(json.dumps({'data': [data_file(f) for f in inp['data']], 'model': model(inp['model']), 'git': git(inp['workdir'])}))
-`;
+def environment(check):
+    out, argv = io.StringIO(), sys.argv
+    try:
+        sys.argv = ['env-check'] + check['args']
+        with contextlib.redirect_stdout(out):
+            exec(compile(check['script'], 'env-check', 'exec'), {'__name__': 'env_check'})
+        return json.loads(out.getvalue().strip().splitlines()[-1])
+    except Exception as e:
+        return {'error': 'the environment check failed: ' + repr(e)[:300]}
+    finally:
+        sys.argv = argv
 
-const ENV_MARK = '@@medrl-provenance-env';
-const FACTS_MARK = '@@medrl-provenance-facts';
+print(json.dumps({'environment': environment(inp['envCheck']), 'data': [data_file(f) for f in inp['data']], 'model': model(inp['model']), 'git': git(inp['workdir'])}))
+`;
 
 export interface HostFactsInputs {
   workdir: string;
@@ -119,28 +137,22 @@ export interface HostFactsInputs {
   model: { spec: string; path?: string };
 }
 
-/** The last line after a marker line, up to the next marker (setup lines may print lines of their own). */
-function lastLineAfter(stdout: string, mark: string): string | undefined {
-  const lines = stdout.split('\n');
-  const at = lines.lastIndexOf(mark);
-  if (at < 0) return undefined;
-  const part = lines.slice(at + 1);
-  const end = part.findIndex((l) => l.startsWith('@@medrl-provenance-'));
-  return (end < 0 ? part : part.slice(0, end)).filter((l) => l.trim()).pop();
-}
-
 /**
- * What a run's provenance needs from its host, in one round trip: the environment check (env-check.ts) and the
- * data, model and git facts (PROVENANCE_SCRIPT over stdin), after the run's setup lines in its workdir.
+ * What a run's provenance needs from its host, in one round trip (one Python process): the environment check and the
+ * data, model and git facts, after the run's setup lines in its workdir.
  */
 export async function collectHostFacts(host: Host, inp: HostFactsInputs): Promise<HostFacts> {
-  const args = { limit: HASH_LIMIT, edge: EDGE, workdir: inp.workdir, data: inp.data, model: inp.model };
+  const args = {
+    limit: HASH_LIMIT,
+    edge: EDGE,
+    workdir: inp.workdir,
+    data: inp.data,
+    model: inp.model,
+    envCheck: environmentCheckProgram(),
+  };
   const script = [
     `cd ${shellQuote(inp.workdir)} || exit 3`,
     hostPrelude({ setup: inp.setup, env: inp.env }),
-    `echo ${ENV_MARK}`,
-    `${environmentCheckLine()} || echo '{"error": "the environment check failed (exit code '$?')"}'`,
-    `echo ${FACTS_MARK}`,
     `python3 - ${shellQuote(JSON.stringify(args))}`,
   ].join('\n');
   // Hashing reads every data file once: minutes for tens of GiB on a slow disk.
@@ -148,20 +160,23 @@ export async function collectHostFacts(host: Host, inp: HostFactsInputs): Promis
   const fail = (why: string) => new Error(`${host.name}: cannot record the run's provenance: ${why}`);
   if (r.code !== 0)
     throw fail(`exit code ${r.code}${r.timedOut ? ' (timed out)' : ''}: ${r.stderr.trim().split('\n').slice(-3).join(' ')}`);
-  const factsLine = lastLineAfter(r.stdout, FACTS_MARK);
-  let facts: Omit<HostFacts, 'environment'>;
+  // The last line: the setup lines may print lines of their own before it.
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  let facts: Omit<HostFacts, 'environment'> & { environment: unknown };
   try {
-    facts = JSON.parse(factsLine ?? '') as Omit<HostFacts, 'environment'>;
+    facts = JSON.parse(line) as typeof facts;
   } catch {
-    throw fail(`the host's script printed no JSON: ${(factsLine ?? r.stdout).slice(0, 200)}`);
+    throw fail(`the host's script printed no JSON: ${line.slice(0, 200)}`);
   }
-  const envLine = lastLineAfter(r.stdout, ENV_MARK) ?? '';
-  let environment: HostFacts['environment'];
-  try {
-    const parsed = JSON.parse(envLine) as { error?: unknown };
-    environment = typeof parsed.error === 'string' ? { error: parsed.error } : parseEnvironmentLine(host.name, envLine);
-  } catch (err) {
-    environment = { error: errorMessage(err) };
-  }
+  const env = environmentSchema.safeParse(facts.environment);
+  const error = (facts.environment as { error?: unknown }).error;
+  const environment = env.success
+    ? env.data
+    : {
+        error:
+          typeof error === 'string'
+            ? error
+            : `the environment check printed something else: ${env.error.issues.map((i) => `${fieldPath(i.path)}: ${i.message}`).join('; ')}`,
+      };
   return { ...facts, environment };
 }
