@@ -47,7 +47,7 @@ function rewardFiles(s: Side): Record<string, string> {
   return Object.fromEntries(Object.entries(s.manifest.reward?.files ?? {}).map(([n, f]) => [n, f.sha256]));
 }
 
-/** Data files by `data.<field>[i]`: the i-th file of data.train or data.val. */
+/** Data files by `<field>[i]` (under `data.`: data.train[0]): the i-th file of data.train or data.val. */
 function dataByField(data: Provenance['data']): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   const seen = new Map<string, number>();
@@ -55,7 +55,7 @@ function dataByField(data: Provenance['data']): Record<string, Record<string, un
     const i = seen.get(f.field) ?? 0;
     seen.set(f.field, i + 1);
     // mtime is left out: a copy or a touch changes it, and the hash says whether the content did.
-    out[`${f.field}[${i}]`] = { path: f.path, size: f.size, sha256: f.sha256, rows: f.rows };
+    out[`${f.field.replace(/^data\./, '')}[${i}]`] = { path: f.path, size: f.size, sha256: f.sha256, rows: f.rows };
   }
   return out;
 }
