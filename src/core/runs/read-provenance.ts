@@ -79,7 +79,13 @@ export async function readRunProvenance(host: Host, record: RunRecord): Promise<
       reward: Object.keys(files).length ? { main: rewardMain(spec, files), function: rewardFunction(spec), files } : null,
     },
     rewardText,
-    note: read.spec === null ? `${NO_MANIFEST}, and no ${RUN_FILES.spec}` : NO_MANIFEST,
+    // Services and merge jobs are started without one; a training run without one predates it.
+    note:
+      record.kind !== 'train'
+        ? `no manifest (a ${record.kind} job has none)`
+        : read.spec === null
+          ? `${NO_MANIFEST}, and no ${RUN_FILES.spec}`
+          : NO_MANIFEST,
   };
 }
 
