@@ -7,7 +7,7 @@ import { execCommand, hostsCheckCommand, hostsListCommand, hostsStatusCommand } 
 import { metricsCommand } from './metrics';
 import { checkpointsCommand, downloadCommand, mergeCommand } from './checkpoints';
 import { serveCommand, servicesListCommand, servicesRestartCommand, servicesStopCommand } from './services';
-import { cancelCommand, logsCommand, runsCommand, submitCommand } from './runs';
+import { cancelCommand, logsCommand, runsCommand, runsDiffCommand, runsShowCommand, submitCommand } from './runs';
 import { datasetConvertCommand, datasetInspectCommand } from './dataset';
 import { episodesCommand } from './episodes';
 import { phiRedactCommand, phiScanCommand } from './phi';
@@ -39,6 +39,8 @@ export const commands: Command[] = [
   metricsCommand,
   submitCommand,
   runsCommand,
+  runsShowCommand,
+  runsDiffCommand,
   cancelCommand,
   logsCommand,
   episodesCommand,

@@ -8,7 +8,10 @@ import { requireRunSpec } from '../../core/runs/load-run-spec';
 import { planRun, submitRun } from '../../core/runs/submit-run';
 import { environmentSecrets } from '../../core/submit/run-environment';
 import { submitRequest } from '../../core/submit/submit-request';
-import { listAllRuns, findRun } from '../../core/runs/run-catalog';
+import { listAllRuns, findRun, findRuns } from '../../core/runs/run-catalog';
+import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import { diffProvenance } from '../../core/runs/provenance-diff';
+import { differenceLines, provenanceLines } from '../../core/runs/provenance-text';
 import { cancelRun } from '../../core/runs/cancel-run';
 import { followLog, followRun } from '../../core/runs/follow-log';
 import { isActive, RUN_FILES } from '../../core/runs/run-record';
@@ -156,6 +159,48 @@ export const logsCommand: Command = {
       const host = await pool.get(run.host);
       const lines = ctx.values.follow ? followRun(host, findHost(config, run.host).runsDir, run.record) : followLog(host, run.record.dir);
       for await (const line of lines) ctx.stdout.write(ctx.json ? `${JSON.stringify(line)}\n` : `${line}\n`);
+      return 0;
+    });
+  },
+};
+
+export const runsShowCommand: Command = {
+  path: ['runs', 'show'],
+  summary: "Print a run's record and its provenance manifest (spec, reward code, data, model, environment, git, services, judges)",
+  usage: 'medrl runs show ID [--config FILE_OR_DIR] [--json]',
+  details:
+    'ID: a run id, or a unique prefix of one. --json: {"record": run.json, "manifest": provenance.json, "note": why there is no manifest}. A run submitted before provenance was recorded shows its spec and reward files only.',
+  options: configOption,
+  async run(ctx) {
+    const id = ctx.positionals[0];
+    if (!id) throw new UsageError('which run? see medrl runs');
+    return withWorkspace(ctx, async ({ config, pool }) => {
+      const run = await findRun(pool, workspaceHosts(config), id);
+      const p = await readRunProvenance(await pool.get(run.host), run.record);
+      if (ctx.json) printJson(ctx, { record: p.record, manifest: p.manifest, ...(p.note ? { note: p.note } : {}) });
+      else printLines(ctx, provenanceLines(p));
+      return 0;
+    });
+  },
+};
+
+export const runsDiffCommand: Command = {
+  path: ['runs', 'diff'],
+  summary: 'Print what differs between two runs: spec keys and overrides, reward code, data, model, environment, services, judges',
+  usage: 'medrl runs diff A B [--config FILE_OR_DIR] [--json]',
+  details:
+    'A, B: run ids or unique prefixes. One line per difference, `path: A\'s value → B\'s`, then a unified diff of each reward file that differs. Ids, run folders and times are not compared. --json: {"differences": [{"path", "a", "b", "diff"?}], "notes": [...]}.',
+  options: configOption,
+  async run(ctx) {
+    const [a, b] = ctx.positionals;
+    if (!a || !b) throw new UsageError('which two runs? e.g. medrl runs diff RUN_A RUN_B (see medrl runs)');
+    return withWorkspace(ctx, async ({ config, pool }) => {
+      const runs = await findRuns(pool, workspaceHosts(config), [a, b]);
+      const [pa, pb] = await Promise.all(runs.map(async (r) => readRunProvenance(await pool.get(r.host), r.record)));
+      const differences = diffProvenance(pa!, pb!);
+      const notes = [pa!, pb!].filter((p): p is RunProvenance & { note: string } => !!p.note).map((p) => `${p.record.id}: ${p.note}`);
+      if (ctx.json) printJson(ctx, { differences, notes });
+      else printLines(ctx, [...notes, ...differenceLines(differences)]);
       return 0;
     });
   },

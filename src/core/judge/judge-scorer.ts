@@ -13,6 +13,8 @@ export const DEFAULT_JUDGE_PROMPT = [
 ].join('\n');
 
 export const DEFAULT_JUDGE_PARSER: ScoreParser = { kind: 'json', field: 'score' };
+/** DEFAULT_JUDGE_PARSER as medrl.yaml's `parse:` writes it (what a run's provenance records). */
+export const DEFAULT_JUDGE_PARSE = 'json:score';
 
 export interface JudgeScorer {
   client: JudgeClient;

@@ -39,7 +39,9 @@ def run(args):
         return ''
 out = {'python': platform.python_version(), 'executable': sys.executable, 'packages': {n: version(n) for n in json.loads(sys.argv[1])}}
 smi = shutil.which('nvidia-smi')
-out['gpuCount'] = len([l for l in run([smi, '-L']).splitlines() if l.startswith('GPU ')]) if smi else 0
+gpus = [l for l in run([smi, '-L']).splitlines() if l.startswith('GPU ')] if smi else []
+out['gpuCount'] = len(gpus)
+out['gpuNames'] = [re.sub(r'^GPU \d+: (.*?)( \(UUID: .*\))?$', r'\1', l) for l in gpus]
 out['driver'] = (run([smi, '--query-gpu=driver_version', '--format=csv,noheader']).splitlines() or [None])[0] if smi else None
 m = re.search(r'release ([0-9.]+)', run(['nvcc', '--version'])) if shutil.which('nvcc') else None
 if not m and smi:
@@ -48,16 +50,19 @@ out['cuda'] = m.group(1) if m else None
 print(json.dumps(out))
 `;
 
-const checkOutput = z.object({
+/** What the check prints: also a run's `environment` in its provenance.json (runs/provenance.ts). */
+export const environmentSchema = z.object({
   python: z.string(),
   executable: z.string(),
   packages: z.record(z.string(), z.string().nullable()),
   gpuCount: z.number(),
+  /** Each GPU's model as nvidia-smi -L names it. */
+  gpuNames: z.array(z.string()),
   driver: z.string().nullable(),
   cuda: z.string().nullable(),
 });
 
-export interface EnvReport extends z.output<typeof checkOutput> {
+export interface EnvReport extends z.output<typeof environmentSchema> {
   host: string;
   warnings: string[];
 }
@@ -123,6 +128,11 @@ export function envWarnings(r: Pick<EnvReport, 'packages' | 'gpuCount' | 'python
   return w;
 }
 
+/** The check's Python and its arguments, for a script on the host that runs it in its own process (a run's provenance). */
+export function environmentCheckProgram(): { script: string; args: string[] } {
+  return { script: CHECK_SCRIPT, args: [JSON.stringify(CHECKED_PACKAGES)] };
+}
+
 /** Checks a host's training environment in one round trip (after the host's setup lines). */
 export async function checkEnvironment(host: Host, entry: Pick<ResolvedHost, 'setup' | 'env'>): Promise<EnvReport> {
   const r = await host.exec(`${hostPrelude(entry)}\npython3 - ${shellQuote(JSON.stringify(CHECKED_PACKAGES))}`, {
@@ -139,6 +149,6 @@ export async function checkEnvironment(host: Host, entry: Pick<ResolvedHost, 'se
   } catch {
     throw new Error(`${host.name}: the environment check printed no JSON: ${line.slice(0, 200)}`);
   }
-  const parsed = checkOutput.parse(data);
+  const parsed = environmentSchema.parse(data);
   return { host: host.name, ...parsed, warnings: envWarnings(parsed) };
 }

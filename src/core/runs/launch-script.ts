@@ -3,6 +3,7 @@ import { shellQuote } from '../remote/shell-quote';
 import { RUN_FILES } from './run-record';
 import type { TrainerCommand } from './trainer';
 import type { Problem } from '../errors/located-error';
+import type { RunUses } from './provenance';
 
 /**
  * Environment a run gets from outside its spec (built by resolveRunEnv() in run-environment.ts): the services it needs
@@ -14,6 +15,8 @@ export interface RunEnv {
   vars: Record<string, string>;
   secrets: Record<string, string>;
   problems?: Problem[];
+  /** The services and judges behind the variables, for the run's provenance.json. */
+  uses?: RunUses;
 }
 
 export const NO_RUN_ENV: RunEnv = { vars: {}, secrets: {} };

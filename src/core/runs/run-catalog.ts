@@ -27,7 +27,16 @@ export async function listAllRuns(pool: HostPool, hosts: ResolvedHost[]): Promis
 
 /** A run by id (or a unique prefix of it) on any host. */
 export async function findRun(pool: HostPool, hosts: ResolvedHost[], id: string): Promise<RunInfo> {
+  return (await findRuns(pool, hosts, [id]))[0]!;
+}
+
+/** Runs by id (or unique prefixes), from one listing of every host. */
+export async function findRuns(pool: HostPool, hosts: ResolvedHost[], ids: string[]): Promise<RunInfo[]> {
   const all = await listAllRuns(pool, hosts);
+  return ids.map((id) => matchRun(all, hosts, id));
+}
+
+function matchRun(all: HostRuns[], hosts: ResolvedHost[], id: string): RunInfo {
   const matches = all.flatMap((h) => h.runs).filter((r) => r.record.id === id || r.record.id.startsWith(id));
   const exact = matches.find((r) => r.record.id === id);
   if (exact) return exact;

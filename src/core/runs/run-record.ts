@@ -46,6 +46,8 @@ export const RUN_FILES = {
   spec: 'spec.yaml',
   launch: 'launch.sh',
   record: 'run.json',
+  /** The run's manifest (spec, reward code, data, model, environment, git, services, judges, submitter): provenance.ts. */
+  provenance: 'provenance.json',
   log: 'output.log',
   exitCode: 'exit_code',
   /** When the job ended (ISO 8601 UTC), written by job.sh just before exit_code. */

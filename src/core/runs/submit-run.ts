@@ -14,6 +14,8 @@ import { schedulerFor } from './schedulers';
 import { rewardUpload, type RewardUpload } from './reward-files';
 import { checkRewardContract } from './reward-contract';
 import type { Scheduler } from './scheduler';
+import { buildProvenance, provenanceSchema } from './provenance';
+import { collectHostFacts } from './provenance-host';
 
 /** Everything a submit needs: the spec (and its text, kept as spec.yaml), where it came from, and the host. */
 export interface SubmitRequest {
@@ -250,9 +252,32 @@ export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun;
   if (problems.some((p) => p.severity === 'error'))
     throw new LocatedError(`${run.record.name} was not submitted: ${req.host.name} is not ready`, problems);
   if (secrets && run.scheduler.refusesSecrets) throw new Error(`${run.record.name} was not submitted: ${run.scheduler.refusesSecrets}`);
+  // One more round trip, after the checks passed (a refused run hashes no data): what provenance.json needs from the host.
+  const model = run.neededFiles.find((f) => f.field === 'model');
+  const facts = await collectHostFacts(req.host, {
+    workdir: run.workdir,
+    setup: run.setup,
+    env: runVars(req),
+    data: run.neededFiles.filter((f) => f.field.startsWith('data.')),
+    model: { spec: req.spec.model, ...(model ? { path: model.path } : {}) },
+  });
   for (let attempt = 0; !(await createRunFolder(req.host, run.record, attempt >= 4)); attempt++) {
     run = await prepareRun(req, { version: run.record.trainerVersion, reward: run.reward }); // the folder exists already: a new random suffix
   }
+  const reward =
+    run.reward && req.spec.reward && 'path' in req.spec.reward ? { ...run.reward, function: req.spec.reward.function } : undefined;
+  const manifest = buildProvenance({
+    id: run.id,
+    dir: run.dir,
+    specText: req.specText,
+    workspace: req.workspaceRoot,
+    now: req.now ?? new Date(),
+    reward,
+    facts,
+    uses: req.runEnv?.uses ?? { services: {}, judges: {} },
+  });
+  // Written with the run's other files (0600), before the job starts; checked against its schema so readers can trust it.
+  run.files[RUN_FILES.provenance] = `${JSON.stringify(provenanceSchema.parse(manifest), null, 2)}\n`;
   const record = await startRunFolder(req.host, run, secrets);
   return { run, record };
 }

@@ -7,6 +7,8 @@ import { LOOPBACK, trainerSharesMachine } from '../services/service-command';
 import type { RunEnv } from '../runs/launch-script';
 import type { RunSpec } from '../runs/run-spec';
 import { RAY_NO_SECRETS } from '../runs/ray-scheduler';
+import { publicUrl, sha256, type JudgeUse, type ServiceUse } from '../runs/provenance';
+import { DEFAULT_JUDGE_PARSE, DEFAULT_JUDGE_PROMPT } from '../judge/judge-scorer';
 
 /** Tokens a run gets as secrets when the user has one: Hugging Face (gated models, uploads) and W&B (with spec.wandb). */
 export type TokenName = 'HF_TOKEN' | 'WANDB_API_KEY';
@@ -40,6 +42,8 @@ interface Endpoint {
   url: string;
   model: string;
   apiKey?: string;
+  /** What the run's provenance.json records of it (never the key). */
+  use: { service: ServiceUse } | { judge: JudgeUse };
 }
 
 export interface RunEnvRequest {
@@ -68,7 +72,7 @@ const isLoopback = (h: string) => h === 'localhost' || h === '::1' || h === '[::
  */
 export async function resolveRunEnv(req: RunEnvRequest): Promise<RunEnv> {
   const { spec, config, secrets } = req;
-  const out: Required<RunEnv> = { vars: {}, secrets: {}, problems: [] };
+  const out: Required<RunEnv> = { vars: {}, secrets: {}, problems: [], uses: { services: {}, judges: {} } };
   const problem = (field: string, severity: Problem['severity'], message: string) =>
     out.problems.push({ file: req.specFile, field, severity, message });
   const put = (name: string, e: Endpoint) => {
@@ -76,6 +80,8 @@ export async function resolveRunEnv(req: RunEnvRequest): Promise<RunEnv> {
     out.vars[`MEDRL_${n}_URL`] = e.url;
     out.vars[`MEDRL_${n}_MODEL`] = e.model;
     if (e.apiKey) out.secrets[`MEDRL_${n}_API_KEY`] = e.apiKey;
+    if ('judge' in e.use) out.uses.judges[name] = e.use.judge;
+    else out.uses.services[name] = e.use.service;
   };
   const judgeEndpoint = async (service: string, judge: string, field: string): Promise<Endpoint | undefined> => {
     const j = config.judges[judge];
@@ -99,7 +105,19 @@ export async function resolveRunEnv(req: RunEnvRequest): Promise<RunEnv> {
         `judge "${judge}" is at ${j.url} on ${j.host ?? 'this machine'}, which the trainer (on ${req.run.host}, ${req.run.scheduler} scheduler) cannot reach at that address: give judges.${judge}.url in medrl.yaml an address the run's nodes can reach`,
       );
     }
-    return { url: j.url.replace(/\/+$/, ''), model: j.model, ...(key ? { apiKey: key } : {}) };
+    const url = j.url.replace(/\/+$/, '');
+    const use: JudgeUse = {
+      judge,
+      host: j.host ?? null,
+      model: j.model,
+      url: publicUrl(url),
+      promptSha256: sha256(j.prompt ?? DEFAULT_JUDGE_PROMPT),
+      parser: j.parse ?? DEFAULT_JUDGE_PARSE,
+      temperature: j.temperature ?? null,
+      seed: j.seed ?? null,
+      maxTokens: j.maxTokens ?? null,
+    };
+    return { url, model: j.model, ...(key ? { apiKey: key } : {}), use: { judge: use } };
   };
 
   for (const [name, s] of Object.entries(spec.services ?? {})) {
@@ -188,7 +206,16 @@ async function runningService(
       }
       at = svc.record.service.address;
     }
-    return { url: `http://${at}:${svc.port}/v1`, model: svc.servedModelName, ...(key ? { apiKey: key } : {}) };
+    const url = `http://${at}:${svc.port}/v1`;
+    const use: ServiceUse = {
+      host: hostName,
+      engine: svc.engine,
+      model: svc.model,
+      servedName: svc.servedModelName,
+      url,
+      runId: svc.record.id,
+    };
+    return { url, model: svc.servedModelName, ...(key ? { apiKey: key } : {}), use: { service: use } };
   }
   problem(
     field,

@@ -10,6 +10,8 @@ import { renderLaunchScript } from '../../../src/core/runs/launch-script';
 import { renderSbatchScript, slurmScheduler, NODE_ENV_SCRIPT, NODE_SCRIPT } from '../../../src/core/runs/slurm-scheduler';
 import { rayScheduler, RAY_RUNTIME_ENV } from '../../../src/core/runs/ray-scheduler';
 import { environmentSecrets, resolveRunEnv, type RunEnvRequest } from '../../../src/core/submit/run-environment';
+import { sha256 } from '../../../src/core/runs/provenance';
+import { DEFAULT_JUDGE_PROMPT } from '../../../src/core/judge/judge-scorer';
 import { serviceLaunchesOfSpec, serviceScript } from '../../../src/core/services/service-command';
 import type { HostPool } from '../../../src/core/remote/host-pool';
 
@@ -60,6 +62,19 @@ describe('the run environment (one core path for medrl submit and the extension)
     const e = await resolveRunEnv(req(s, { MEDRL_PATIENT_API_KEY: 'pk' }));
     assert.equal(e.vars.MEDRL_PATIENT_URL, 'http://127.0.0.1:8082/v1');
     assert.equal(e.secrets.MEDRL_PATIENT_API_KEY, 'pk');
+    // What provenance.json records of the judge: where and how it scores, never its key.
+    assert.deepEqual(e.uses?.judges.patient, {
+      judge: 'qwen72',
+      host: null,
+      model: 'Judger',
+      url: 'http://127.0.0.1:8082/v1',
+      promptSha256: sha256(DEFAULT_JUDGE_PROMPT),
+      parser: 'json:score',
+      temperature: null,
+      seed: null,
+      maxTokens: null,
+    });
+    assert.deepEqual(Object.keys(e.uses?.judges ?? {}), ['patient', 'judge']);
     assert.equal(e.secrets.WANDB_API_KEY, undefined);
     const wandb = e.problems!.find((p) => p.field === 'wandb')!;
     assert.equal(wandb.severity, 'error');

@@ -93,6 +93,7 @@ describe('medrl hosts / exec against a real sshd (the CLI as a user runs it)', (
     assert.equal(c.packages['flash-attn'], '2.7.4.post1');
     assert.equal(c.packages.trl, null);
     assert.equal(c.gpuCount, 2);
+    assert.deepEqual(c.gpuNames, ['NVIDIA H200', 'NVIDIA H200'], 'from nvidia-smi -L, UUIDs left out');
     assert.equal(c.cuda, '13.0', 'from the nvidia-smi table');
     assert.match(c.python, /^3\./);
     assert.ok(c.warnings.some((w: string) => /LoRALRUCache/.test(w)));

@@ -1,12 +1,17 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSshd, type SshdFixture } from '../fixtures/sshd';
 import type { Host } from '../../../src/core/remote/host';
 import { listRuns } from '../../../src/core/runs/list-runs';
 import { cancelRun } from '../../../src/core/runs/cancel-run';
 import { followLog } from '../../../src/core/runs/follow-log';
+import { provenanceSchema } from '../../../src/core/runs/provenance';
+import { collectHostFacts } from '../../../src/core/runs/provenance-host';
+import { readRunProvenance } from '../../../src/core/runs/read-provenance';
 import { STANDIN_SETUP, adaptExample, makeWorkspace, request, submitRun, waitForState, type Workspace } from './run-fixture';
 
 describe('runs on an SSH host (a real sshd on loopback) with the stand-in trainers', () => {
@@ -82,5 +87,46 @@ describe('runs on an SSH host (a real sshd on loopback) with the stand-in traine
     await host.exec(`kill -s KILL -- -${c.pgid}`);
     assert.equal((await waitForState(host, '~/.medrl/runs', c.id, ['lost', 'failed'])).state, 'lost');
     assert.ok(readdirSync(join(sshd.remoteHome, '.medrl/runs')).length >= 3);
+  });
+
+  it("the run's provenance.json holds the SSH host's versions, its data hashes and the workdir's git commit", async (t) => {
+    const git = (...args: string[]) => execFileSync('git', ['-C', ws.dir, ...args], { encoding: 'utf8' }).trim();
+    git('init', '-q');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.org', 'add', '-A');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.org', 'commit', '-qm', 'workspace');
+    const { spec, text } = adaptExample('local-demo.yaml', ws, { workdir: ws.dir });
+    const { record } = await submitRun(request(ws, host, spec, text));
+    const file = join(record.dir, 'provenance.json');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const m = provenanceSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+    assert.deepEqual(m.run, { id: record.id, dir: record.dir });
+    // The versions are the host's, measured after the run's setup lines (the stand-in verl is first on its PYTHONPATH).
+    const hostPython = (
+      await host.exec(`${STANDIN_SETUP.join('\n')}\npython3 -c 'import platform; print(platform.python_version())'`)
+    ).stdout.trim();
+    assert.ok(!('error' in m.environment), JSON.stringify(m.environment));
+    if (!('error' in m.environment)) {
+      assert.equal(m.environment.python, hostPython);
+      assert.equal(m.environment.packages.verl, record.trainerVersion);
+    }
+    const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+    assert.deepEqual(
+      m.data.map((d) => [d.field, d.path, d.size, d.sha256, d.hashed]),
+      ['train', 'test'].map((stem, i) => {
+        const p = join(ws.dir, `data/${stem}.parquet`);
+        return [i ? 'data.val' : 'data.train', p, statSync(p).size, sha(p), 'sha256 of the file'];
+      }),
+    );
+    // The stand-in parquet is not parquet: no row count, and the reason is said.
+    assert.equal(m.data[0]!.rows, null);
+    assert.match(m.data[0]!.rowsFrom, /^not counted: /);
+    assert.deepEqual(m.git, { workdir: ws.dir, commit: git('rev-parse', 'HEAD'), dirty: false });
+    assert.equal(m.reward?.files['multiple_choice_exact.py']?.sha256, sha(join(ws.dir, 'configs/rewards/multiple_choice_exact.py')));
+    assert.deepEqual((await readRunProvenance(host, record)).manifest, m);
+
+    const started = Date.now();
+    await collectHostFacts(host, { workdir: ws.dir, setup: STANDIN_SETUP, env: {}, data: [], model: { spec: spec.model } });
+    t.diagnostic(`the provenance round trip over SSH (no data): ${Date.now() - started} ms`);
+    assert.equal((await waitForState(host, '~/.medrl/runs', record.id, ['succeeded', 'failed', 'lost'], 60_000)).state, 'succeeded');
   });
 });
