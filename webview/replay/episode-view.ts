@@ -1,3 +1,4 @@
+import '../shared/transcript.css';
 import { el } from '../shared/vscode-api';
 import { setBreakableText } from '../shared/breakable-text';
 import type { CompareViewMsg, EpisodeViewMsg } from '../../src/protocol/replay';

@@ -3,6 +3,7 @@ import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import '../shared/page.css';
 import './replay.css';
 import { connect, el } from '../shared/vscode-api';
 import { PhiMaskBar } from '../shared/phi-mask-bar';

@@ -1,4 +1,5 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '../shared/page.css';
 import './agreement.css';
 import { connect, el } from '../shared/vscode-api';
 import { fromWebview, toWebview, type AgreementMsg, type EpisodeKeyMsg, type ToWebview } from '../../src/protocol/review-agreement';

@@ -1,5 +1,6 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+import '../shared/page.css';
 import './review.css';
 import { connect, el } from '../shared/vscode-api';
 import { PhiMaskBar } from '../shared/phi-mask-bar';

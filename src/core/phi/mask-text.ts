@@ -24,3 +24,8 @@ export function maskString(text: string): string {
 export function maskStrings<T>(value: T): T {
   return mapStrings(value, maskString);
 }
+
+/** A conversation's turns with their text and each part's text masked; roles and part kinds stay as they are. */
+export function maskTurns<T extends { content: string; parts: { text: string }[] }>(turns: T[]): T[] {
+  return turns.map((t) => ({ ...t, content: maskString(t.content), parts: t.parts.map((p) => ({ ...p, text: maskString(p.text) })) }));
+}

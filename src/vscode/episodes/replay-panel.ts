@@ -5,7 +5,7 @@ import { fromWebview, toWebview, type FromWebview, type ToWebview } from '../../
 import { ReplaySession, type StepRef } from '../../core/episodes/replay-session';
 import type { EpisodeFile } from '../../core/episodes/episode-file';
 import { errorMessage } from '../../core/errors/located-error';
-import { maskString, maskStrings } from '../../core/phi/mask-text';
+import { maskString, maskStrings, maskTurns } from '../../core/phi/mask-text';
 
 /**
  * The episode replay panel for one source (a run, a folder, a file). The session indexes the step the user looks at first,
@@ -42,11 +42,7 @@ function maskReplayMessage(m: ToWebview): ToWebview {
       return { ...m, rows: m.rows.map((r) => ({ ...r, extra: maskStrings(r.extra) })) };
     case 'episode': {
       const e = m.episode;
-      const turns = e.turns.map((t) => ({
-        ...t,
-        content: maskString(t.content),
-        parts: t.parts.map((p) => ({ ...p, text: maskString(p.text) })),
-      }));
+      const turns = maskTurns(e.turns);
       return {
         ...m,
         episode: { ...e, turns, groundTruth: maskString(e.groundTruth), extra: maskStrings(e.extra), raw: maskStrings(e.raw) },

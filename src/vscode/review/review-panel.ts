@@ -4,7 +4,7 @@ import { fromWebview, toWebview, type FromWebview, type ToWebview, type Criterio
 import type { ReplaySession } from '../../core/episodes/replay-session';
 import type { Host } from '../../core/remote/host';
 import { errorMessage } from '../../core/errors/located-error';
-import { maskString, maskStrings } from '../../core/phi/mask-text';
+import { maskString, maskStrings, maskTurns } from '../../core/phi/mask-text';
 import { episodeHash, episodeKeyId, VERDICTS, type EpisodeKey, type ReviewRecord } from '../../core/review/review-record';
 import { appendReview } from '../../core/review/review-store';
 
@@ -52,11 +52,7 @@ function maskReviewMessage(m: ToWebview): ToWebview {
   switch (m.type) {
     case 'item': {
       const e = m.episode;
-      const turns = e.turns.map((t) => ({
-        ...t,
-        content: maskString(t.content),
-        parts: t.parts.map((p) => ({ ...p, text: maskString(p.text) })),
-      }));
+      const turns = maskTurns(e.turns);
       return {
         ...m,
         episode: { ...e, turns, groundTruth: maskString(e.groundTruth) },
