@@ -47,7 +47,8 @@ const builds = [
   },
   {
     ...common,
-    entryPoints: { cli: join(root, 'src/cli/main.ts') },
+    // The PHI scan's worker thread is its own bundle beside the CLI and the extension (both start it from dist/).
+    entryPoints: { cli: join(root, 'src/cli/main.ts'), 'phi-worker': join(root, 'src/core/phi/scan-worker.ts') },
     outdir: join(root, 'dist'),
     platform: 'node',
     format: 'cjs',

@@ -4,7 +4,8 @@ import { LOCAL_HOST } from '../../core/config/workspace-config';
 import type { Host } from '../../core/remote/host';
 import { terminalText } from '../../core/format/terminal-text';
 import { PHI_CATEGORIES } from '../../core/phi/phi-categories';
-import { newPhiSummary, openDatasetForPhi, scanDataset, type PhiSummary } from '../../core/phi/scan-dataset';
+import { newPhiSummary, openDatasetForPhi, type PhiSummary } from '../../core/phi/scan-dataset';
+import { scanForPhi } from '../../core/phi/scan-range';
 import { redactDataset, SameFileError } from '../../core/phi/redact-dataset';
 import { openWorkspaceHosts, pickHost } from './workspace-hosts';
 
@@ -94,7 +95,7 @@ export const phiScanCommand: Command = {
           ? ctx.stderr.write(`${JSON.stringify({ file, unreadable: problem })}\n`)
           : printError(ctx, `${label(file)}: ${problem} (not scanned)`);
       if (!ctx.json) await write(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
-      for await (const h of scanDataset(reader, summary, { onUnreadable })) {
+      for await (const h of scanForPhi(host, reader, summary, { onUnreadable })) {
         const row = ctx.json
           ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end })
           : terminalText(`${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${h.field.padEnd(24)}  ${h.text}`);
