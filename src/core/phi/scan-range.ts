@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { malformedLine } from '../datasets/jsonl-reader';
+import { nameWords } from './name-lexicon';
 import type { DatasetReader } from '../datasets/dataset-reader';
 import type { Host } from '../remote/host';
 import { countFinding, hideQuotedText, scanDataset, type PhiHit, type PhiSummary, type ScanOptions } from './scan-dataset';
@@ -31,26 +32,49 @@ export interface RangeResult {
 
 /** Bytes per range: large enough that a worker spends its time scanning, small enough to keep few findings waiting. */
 const RANGE_BYTES = 4 << 20;
-/** Below this a file is scanned in-process: starting workers (each loads the name lexicon) costs more than it saves. */
+/** Below this a file is scanned in-process: starting workers (each builds the name lexicon) costs more than it saves. */
 const PARALLEL_MIN_BYTES = 4 * RANGE_BYTES;
 /** Workers at most: past this, reading and writing the findings in the main thread is what limits a scan. */
 const MAX_WORKERS = 8;
+/**
+ * Peak memory (RSS, MB) a scan stays under, and what it costs, measured with /usr/bin/time on a 0.25 GB bench file once
+ * workers no longer load compromise: the CLI's main thread about 125 MB (1 worker 188 MB, in-process 127 MB), each worker
+ * about 60 MB more (2, 3, 4 workers: 254, 310, 348 MB). Within 200 MB that leaves room for one worker, which is no faster
+ * than scanning in-process, so scans stay in-process until a worker costs less.
+ */
+const PEAK_BUDGET_MB = 200;
+const MAIN_THREAD_MB = 125;
+const PER_WORKER_MB = 60;
+
+/** Workers a scan may start on this machine: one per core, at most MAX_WORKERS, and no more than the memory budget holds. */
+export function phiWorkerCount(): number {
+  return Math.min(availableParallelism(), MAX_WORKERS, Math.floor((PEAK_BUDGET_MB - MAIN_THREAD_MB) / PER_WORKER_MB));
+}
 
 /** A worker from its bundle beside this one (dist/phi-worker.js), or from its source through tsx (tests, benchmarks). */
 function startWorker(): Worker {
   const bundled = join(__dirname, 'phi-worker.js');
-  // A small young generation keeps each worker's memory down (peak RSS of a 0.1 GB scan on 2 cores: 297 → 266 MB).
-  if (existsSync(bundled)) return new Worker(bundled, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+  // The name lexicon's words are read once here; each worker builds its lookup from them instead of loading compromise.
+  const workerData = { names: nameWords() };
+  // A small young generation keeps each worker's memory down (peak RSS of a 0.1 GB scan on 2 cores: 297 → 266 MB). A
+  // limit on the old generation would save more, but a worker past it aborts the whole process (a long line, dense findings).
+  const resourceLimits = { maxYoungGenerationSizeMb: 8 };
+  if (existsSync(bundled)) return new Worker(bundled, { workerData, resourceLimits });
   const source = JSON.stringify(join(__dirname, 'scan-worker.ts'));
-  return new Worker(`require('tsx/cjs'); require(${source});`, { eval: true });
+  return new Worker(`require('tsx/cjs'); require(${source});`, { eval: true, workerData });
 }
 
 /**
  * The PHI findings of a dataset, in file order, counted into `summary`: a local JSONL file large enough is scanned over
- * worker threads (one per core, capped), anything else (JSON, CSV, parquet, a file on an SSH host) in-process.
+ * `workers` threads (phiWorkerCount(): none within the memory budget for now), anything else (JSON, CSV, parquet, a file on an SSH host) in-process.
  */
-export function scanForPhi(host: Host, reader: DatasetReader, summary: PhiSummary, opts: ScanOptions = {}): AsyncGenerator<PhiHit> {
-  const workers = Math.min(availableParallelism(), MAX_WORKERS);
+export function scanForPhi(
+  host: Host,
+  reader: DatasetReader,
+  summary: PhiSummary,
+  opts: ScanOptions = {},
+  workers = phiWorkerCount(),
+): AsyncGenerator<PhiHit> {
   if (host.kind !== 'local' || reader.format !== 'jsonl' || reader.size < PARALLEL_MIN_BYTES || workers < 2)
     return scanDataset(reader, summary, opts);
   return scanInWorkers(reader.path, reader.size, workers, summary, opts);

@@ -1,7 +1,8 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { readLines } from '../io/line-reader';
 import { errorMessage } from '../errors/located-error';
 import { LocalHost } from '../remote/local-host';
+import { useNameWords, type NameWords } from './name-lexicon';
 import { hitsIn } from './scan-dataset';
 import type { RangeJob, RangeResult } from './scan-range';
 
@@ -10,6 +11,7 @@ import type { RangeJob, RangeResult } from './scan-range';
  * and posts back what it found, with lines counted from the range's first line.
  */
 const host = new LocalHost();
+useNameWords((workerData as { names: NameWords }).names);
 
 async function scan(job: RangeJob): Promise<RangeResult> {
   const out: RangeResult = { id: job.id, lines: 0, rows: 0, hits: [], malformed: [] };
