@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { LocalHost } from '../src/core/remote/local-host';
 import { openDataset } from '../src/core/datasets/open-dataset';
 import { phiCorpus } from '../test/core/phi/phi-corpus';
+import { phiWorkerCount } from '../src/core/phi/scan-range';
 
 const root = join(__dirname, '..');
 const dir = join(__dirname, '.data');
@@ -99,7 +100,11 @@ async function main(): Promise<void> {
     console.log(
       `peak memory (maxrss of the process, all threads): ${cores} cores ${peak(scan.mb)}${single ? `, 1 thread ${peak(single.mb)}` : ''}; targets ≥ 100 MB/s and < 200 MB`,
     );
-    if (single) console.log(`worker threads: ${(single.s / scan.s).toFixed(2)}x one thread on ${cores} cores`);
+    // The scan starts as many workers as its memory budget holds; below two it runs in-process (for now, on any machine).
+    const workers = phiWorkerCount();
+    console.log(
+      `worker threads: ${workers < 2 ? 'none (in-process)' : workers} on ${cores} cores${single ? `, ${(single.s / scan.s).toFixed(2)}x one thread` : ''}`,
+    );
     // The scan exits 1 when it finds something (like a linter), so count its lines through a pipe.
     t = performance.now();
     const count = execFileSync('bash', ['-c', 'node "$0" phi scan "$1" --json 2>/dev/null | wc -l', cli, file], {
