@@ -88,23 +88,18 @@ async function main(): Promise<void> {
     const wc = measure('wc', ['-l', file], true);
     const grep = measure('grep', ['-cE', '[0-9]{3}-[0-9]{3}-[0-9]{4}', file], true);
     const args = [cli, 'phi', 'scan', file, '--json'];
-    // One core (the scan sees one, so it stays in-process) where taskset can pin it; then every core, with worker threads.
-    const pinned = existsSync('/usr/bin/taskset');
-    const single = pinned ? measure('/usr/bin/taskset', ['-c', '0', process.execPath, ...args]) : undefined;
-    const scan = measure(process.execPath, args);
-    const cores = availableParallelism();
-    if (single) line('medrl phi scan --json, 1 thread', single.s, size, 'wc -l', wc.s);
-    line(`medrl phi scan --json, ${cores} cores`, scan.s, size, 'wc -l', wc.s);
-    line(`medrl phi scan --json, ${cores} cores`, scan.s, size, 'grep -cE (one phone shape)', grep.s);
+    // The default scan (one thread), then one worker thread per core (--threads auto), each with its peak memory.
+    const single = measure(process.execPath, args);
+    const scan = measure(process.execPath, [...args, '--threads', 'auto']);
+    const workers = phiWorkerCount('auto');
+    line('medrl phi scan --json (1 thread)', single.s, size, 'wc -l', wc.s);
+    line(`medrl phi scan --json --threads ${workers}`, scan.s, size, 'wc -l', wc.s);
+    line('medrl phi scan --json (1 thread)', single.s, size, 'grep -cE (one phone shape)', grep.s);
     const peak = (m?: number) => (m === undefined ? 'not measured (no /usr/bin/time)' : `${m.toFixed(0)} MB`);
     console.log(
-      `peak memory (maxrss of the process, all threads): ${cores} cores ${peak(scan.mb)}${single ? `, 1 thread ${peak(single.mb)}` : ''}; targets ≥ 100 MB/s and < 200 MB`,
+      `peak memory (maxrss of the process, all threads): 1 thread ${peak(single.mb)}, ${workers} threads ${peak(scan.mb)}; targets ≥ 100 MB/s and < 200 MB`,
     );
-    // The scan starts as many workers as its memory budget holds; below two it runs in-process (for now, on any machine).
-    const workers = phiWorkerCount();
-    console.log(
-      `worker threads: ${workers < 2 ? 'none (in-process)' : workers} on ${cores} cores${single ? `, ${(single.s / scan.s).toFixed(2)}x one thread` : ''}`,
-    );
+    console.log(`${workers} worker threads on ${availableParallelism()} cores: ${(single.s / scan.s).toFixed(2)}x one thread`);
     // The scan exits 1 when it finds something (like a linter), so count its lines through a pipe.
     t = performance.now();
     const count = execFileSync('bash', ['-c', 'node "$0" phi scan "$1" --json 2>/dev/null | wc -l', cli, file], {

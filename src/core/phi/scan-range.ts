@@ -37,18 +37,13 @@ const PARALLEL_MIN_BYTES = 4 * RANGE_BYTES;
 /** Workers at most: past this, reading and writing the findings in the main thread is what limits a scan. */
 const MAX_WORKERS = 8;
 /**
- * Peak memory (RSS, MB) a scan stays under, and what it costs, measured with /usr/bin/time on a 0.25 GB bench file once
- * workers no longer load compromise: the CLI's main thread about 125 MB (1 worker 188 MB, in-process 127 MB), each worker
- * about 60 MB more (2, 3, 4 workers: 254, 310, 348 MB). Within 200 MB that leaves room for one worker, which is no faster
- * than scanning in-process, so scans stay in-process until a worker costs less.
+ * Worker threads a scan asked for `threads` starts: one per core for 'auto', never more than MAX_WORKERS; none (1) by
+ * default. Each worker costs about 60 MB beside the main thread's 125 MB (measured with /usr/bin/time on a 0.25 GB file:
+ * in-process 127 MB, 1/2/3/4 workers 188/254/310/348 MB): a default scan stays within 200 MB, and more threads trade memory
+ * for speed only when the user asks.
  */
-const PEAK_BUDGET_MB = 200;
-const MAIN_THREAD_MB = 125;
-const PER_WORKER_MB = 60;
-
-/** Workers a scan may start on this machine: one per core, at most MAX_WORKERS, and no more than the memory budget holds. */
-export function phiWorkerCount(): number {
-  return Math.min(availableParallelism(), MAX_WORKERS, Math.floor((PEAK_BUDGET_MB - MAIN_THREAD_MB) / PER_WORKER_MB));
+export function phiWorkerCount(threads: number | 'auto' = 1): number {
+  return Math.min(threads === 'auto' ? availableParallelism() : threads, MAX_WORKERS);
 }
 
 /** A worker from its bundle beside this one (dist/phi-worker.js), or from its source through tsx (tests, benchmarks). */
@@ -65,15 +60,15 @@ function startWorker(): Worker {
 }
 
 /**
- * The PHI findings of a dataset, in file order, counted into `summary`: a local JSONL file large enough is scanned over
- * `workers` threads (phiWorkerCount(): none within the memory budget for now), anything else (JSON, CSV, parquet, a file on an SSH host) in-process.
+ * The PHI findings of a dataset, in file order, counted into `summary`: with `workers` of 2 or more a local JSONL file
+ * large enough is scanned over that many threads; anything else (JSON, CSV, parquet, a file on an SSH host) in-process.
  */
 export function scanForPhi(
   host: Host,
   reader: DatasetReader,
   summary: PhiSummary,
   opts: ScanOptions = {},
-  workers = phiWorkerCount(),
+  workers = 1,
 ): AsyncGenerator<PhiHit> {
   if (host.kind !== 'local' || reader.format !== 'jsonl' || reader.size < PARALLEL_MIN_BYTES || workers < 2)
     return scanDataset(reader, summary, opts);
