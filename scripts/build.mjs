@@ -22,6 +22,18 @@ const common = {
 // ssh2 loads an optional native crypto binding and cpu-features inside try/catch; the pure-JS paths are used when absent.
 const nodeExternal = ['cpu-features', '*.node'];
 
+// A PHI worker thread gets the name lexicon's words from the main thread (scan-range.ts), so compromise, which
+// name-lexicon.ts reads them from, stays out of its bundle and out of each worker's memory.
+const withoutCompromise = {
+  name: 'without-compromise',
+  setup(build) {
+    build.onResolve({ filter: /^compromise(\/|$)/ }, (args) => ({ path: args.path, namespace: 'without-compromise' }));
+    build.onLoad({ filter: /.*/, namespace: 'without-compromise' }, () => ({
+      contents: "export default { model() { throw new Error('a PHI worker thread reads no lexicon: the main thread sends its words'); } };",
+    }));
+  },
+};
+
 const webviewDir = join(root, 'webview');
 const webviews = existsSync(webviewDir)
   ? readdirSync(webviewDir, { withFileTypes: true })
@@ -54,6 +66,17 @@ const builds = [
     target: 'node20',
     external: nodeExternal,
     banner: { js: '#!/usr/bin/env node' },
+  },
+  {
+    ...common,
+    // The PHI scan's worker thread is its own bundle beside the CLI and the extension (both start it from dist/).
+    entryPoints: { 'phi-worker': join(root, 'src/core/phi/scan-worker.ts') },
+    outdir: join(root, 'dist'),
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: nodeExternal,
+    plugins: [withoutCompromise],
   },
   // All webviews in one ES-module build with code splitting: zod, lit and uPlot land once in shared chunks
   // (dist/webview/chunks/) instead of once per webview, which keeps the .vsix small.
@@ -117,13 +140,15 @@ if (watch) {
       });
     },
   });
-  const names = ['extension', 'cli', 'webviews'];
-  const contexts = await Promise.all(builds.map((b, i) => esbuild.context({ ...b, plugins: [watchReport(names[i])] })));
+  const names = ['extension', 'cli', 'phi-worker', 'webviews'];
+  const contexts = await Promise.all(
+    builds.map((b, i) => esbuild.context({ ...b, plugins: [...(b.plugins ?? []), watchReport(names[i])] })),
+  );
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
   await Promise.all(builds.map((b) => esbuild.build(b)));
   const schemaCount = finishCli();
   console.log(
-    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
+    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, phi-worker, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
   );
 }

@@ -85,6 +85,27 @@ describe('medrl phi', () => {
     assert.ok(!r.err.includes(PHONE) && !j.err.includes(PHONE) && j.out === '');
   });
 
+  it('scan --threads 2 gives the same findings and counts as one thread on a file large enough for workers; bad --threads is usage', async () => {
+    // 17 MB of notes (workers start at 16 MB), a planted phone every 500 rows.
+    const rows = Array.from({ length: 100_000 }, (_, i) =>
+      JSON.stringify({ id: i, note: `Seen on day ${i % 30}; vitals stable.${i % 500 === 0 ? ` Call ${PHONE}.` : ''} ${'x'.repeat(120)}` }),
+    );
+    writeFileSync(join(dir, 'big.jsonl'), `${rows.join('\n')}\n`);
+    assert.ok(statSync(join(dir, 'big.jsonl')).size > 16 << 20);
+    const one = await run(['phi', 'scan', 'big.jsonl', '--json'], dir);
+    const two = await run(['phi', 'scan', 'big.jsonl', '--json', '--threads', '2'], dir);
+    assert.equal(one.code, 1, one.err);
+    assert.equal(two.code, 1, two.err);
+    assert.equal(one.out.trim().split('\n').length, 200);
+    assert.equal(two.out, one.out);
+    assert.equal(two.err, one.err);
+    for (const bad of ['0', 'two', '1.5']) {
+      const r = await run(['phi', 'scan', 'big.jsonl', '--threads', bad], dir);
+      assert.equal(r.code, 2);
+      assert.match(r.err, /--threads takes a whole number from 1 up, or auto/);
+    }
+  });
+
   it('--help states the exit codes', async () => {
     const r = await run(['phi', 'scan', '--help']);
     assert.equal(r.code, 0);

@@ -4,11 +4,19 @@ import { LOCAL_HOST } from '../../core/config/workspace-config';
 import type { Host } from '../../core/remote/host';
 import { terminalText } from '../../core/format/terminal-text';
 import { PHI_CATEGORIES } from '../../core/phi/phi-categories';
-import { newPhiSummary, openDatasetForPhi, scanDataset, type PhiSummary } from '../../core/phi/scan-dataset';
+import { newPhiSummary, openDatasetForPhi, type PhiSummary } from '../../core/phi/scan-dataset';
+import { phiWorkerCount, scanForPhi } from '../../core/phi/scan-range';
 import { redactDataset, SameFileError } from '../../core/phi/redact-dataset';
 import { openWorkspaceHosts, pickHost } from './workspace-hosts';
 
 const OPTIONS = { host: { type: 'string' }, config: { type: 'string', short: 'c' } } as const;
+
+/** --threads: a whole number of threads from 1 up, or `auto` (one per core). */
+function threadsOption(value: string | undefined): number | 'auto' {
+  if (value === undefined || value === 'auto') return value ?? 1;
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--threads takes a whole number from 1 up, or auto; got "${value}"`);
+  return Number(value);
+}
 
 /** Runs `fn` on the host of --host (a host of medrl.yaml; default this machine), with local paths taken from the cwd. */
 async function onHost<T>(
@@ -36,57 +44,74 @@ function countsLine(s: PhiSummary): string {
   return parts.length ? parts.join(', ') : 'no PHI found';
 }
 
-/** Writes to stdout, waiting while the pipe is full (a scan of a 1 GB dump never piles up); false once the pipe closed (| head). */
-function stdoutWriter(ctx: CommandContext): (s: string) => Promise<boolean> {
+/**
+ * Writes to stdout in chunks of about 64 KB (a write per finding cost more than finding it), waiting while the pipe is
+ * full (a scan of a 1 GB dump never piles up); `write` answers false once the pipe closed (| head). `flush` writes the rest.
+ */
+function stdoutWriter(ctx: CommandContext): { write(s: string): Promise<boolean>; flush(): Promise<boolean> } {
   let closed = false;
+  let pending = '';
   ctx.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
     closed = true;
   });
-  return async (s) => {
+  const flush = async () => {
     if (closed) return false;
-    if (!ctx.stdout.write(s))
+    const chunk = pending;
+    pending = '';
+    if (chunk && !ctx.stdout.write(chunk))
       await new Promise<void>((r) => {
         ctx.stdout.once('drain', r);
         ctx.stdout.once('error', () => r());
       });
     return !closed;
   };
+  return {
+    write: async (s) => {
+      pending += s;
+      return pending.length < 1 << 16 ? !closed : flush();
+    },
+    flush,
+  };
 }
 
 export const phiScanCommand: Command = {
   path: ['phi', 'scan'],
   summary: 'List the PHI (names, dates, phones, emails, MRNs, ...) in every string of a dataset, rollout dump or completions file',
-  usage: 'medrl phi scan FILE [--host NAME] [--config FILE_OR_DIR] [--json]',
+  usage: 'medrl phi scan FILE [--threads N|auto] [--host NAME] [--config FILE_OR_DIR] [--json]',
   details: [
     'FILE is JSONL, JSON, CSV or parquet (verl rollout dumps and TRL completions files included), read as a stream: on --host',
     'NAME (a host of medrl.yaml) it is read there through range reads. Every string of every row is scanned, with its field',
     'path (prompt[0].content, reward_model.ground_truth). Each finding goes to stdout: a table, or with --json one JSON object',
     'per line: {"line", "field", "category", "text", "start", "end"} (line: the row\'s first line; for parquet its 1-based row;',
     "start/end: offsets into the field's string). The counts per category go to stderr; the text found goes nowhere else.",
+    '--threads N|auto: scan a local JSONL file of 16 MB or more over N worker threads (auto: one per core, at most 8), the',
+    'findings in the same order; each thread adds about 60 MB to the 125 MB of a scan in one thread (the default).',
     'Exit code (like a linter): 0 nothing found, 1 findings or rows that could not be read (or a failure), 2 bad usage.',
     'Example: medrl phi scan data/notes.jsonl --json > findings.jsonl',
   ].join('\n'),
-  options: OPTIONS,
+  options: { ...OPTIONS, threads: { type: 'string' } },
   async run(ctx) {
     const [file, ...more] = ctx.positionals;
     if (!file || more.length) throw new UsageError('give one dataset file');
+    const workers = phiWorkerCount(threadsOption(ctx.values.threads as string | undefined));
     return onHost(ctx, async (host, path, label) => {
       const reader = await openDatasetForPhi(host, path(file));
       const summary = newPhiSummary();
-      const write = stdoutWriter(ctx);
+      const { write, flush } = stdoutWriter(ctx);
       // With --json every stderr line is JSON too, so a script can read the problems and the counts.
       const onUnreadable = (problem: string) =>
         ctx.json
           ? ctx.stderr.write(`${JSON.stringify({ file, unreadable: problem })}\n`)
           : printError(ctx, `${label(file)}: ${problem} (not scanned)`);
       if (!ctx.json) await write(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
-      for await (const h of scanDataset(reader, summary, { onUnreadable })) {
+      for await (const h of scanForPhi(host, reader, summary, { onUnreadable }, workers)) {
         const row = ctx.json
           ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end })
           : terminalText(`${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${h.field.padEnd(24)}  ${h.text}`);
         if (!(await write(`${row}\n`))) break;
       }
+      await flush();
       if (ctx.json)
         ctx.stderr.write(`${JSON.stringify({ file, rows: summary.rows, unreadable: summary.unreadable, counts: summary.counts })}\n`);
       else {

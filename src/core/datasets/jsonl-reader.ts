@@ -49,8 +49,12 @@ function parseLine(text: string, index: number, line: number, offset: number, co
   try {
     return { index, line, offset, value: JSON.parse(text) as unknown };
   } catch (err) {
-    const why = errorMessage(err);
-    const tail = complete ? '' : ' (the last line has no newline: the file may be truncated)';
-    return { index, line, offset, error: `line ${line} (byte offset ${offset}): malformed JSON: ${why}${tail}` };
+    return { index, line, offset, error: malformedLine(line, offset, errorMessage(err), complete) };
   }
+}
+
+/** What a row that is not JSON reads as: where, and why `JSON.parse` refused it. */
+export function malformedLine(line: number, offset: number, why: string, complete: boolean): string {
+  const tail = complete ? '' : ' (the last line has no newline: the file may be truncated)';
+  return `line ${line} (byte offset ${offset}): malformed JSON: ${why}${tail}`;
 }

@@ -15,22 +15,48 @@ export interface NameLexicon {
   common: ReadonlySet<string>;
 }
 
+/**
+ * The lexicon's words, each list joined by newlines: what a PHI scan's worker thread gets from the main thread
+ * (scan-range.ts), so that workers load neither compromise nor its model (their bundle leaves it out: scripts/build.mjs).
+ */
+export interface NameWords {
+  first: string;
+  last: string;
+  common: string;
+}
+
+let words: NameWords | undefined;
 let lexicon: NameLexicon | undefined;
 
-/** The lexicon, built once on first use (compromise takes about 0.3 s to load). */
-export function nameLexicon(): NameLexicon {
-  if (lexicon) return lexicon;
-  const first = new Set<string>();
-  const last = new Set<string>();
-  const common = new Set<string>();
-  const words = (nlp.model() as { one: { lexicon: Record<string, string | string[]> } }).one.lexicon;
-  for (const [word, tags] of Object.entries(words)) {
+/** The words from compromise, read once (it takes about 0.3 s to load). */
+export function nameWords(): NameWords {
+  if (words) return words;
+  const first: string[] = [];
+  const last: string[] = [];
+  const common: string[] = [];
+  const all = (nlp.model() as { one: { lexicon: Record<string, string | string[]> } }).one.lexicon;
+  for (const [word, tags] of Object.entries(all)) {
     if (word.includes(' ')) continue;
     const tag = Array.isArray(tags) ? tags[0] : tags;
-    if (tag === 'MaleName' || tag === 'FemaleName' || tag === 'FirstName' || tag === 'Person') first.add(word);
-    else if (tag === 'LastName') last.add(word);
-    else common.add(word);
+    if (tag === 'MaleName' || tag === 'FemaleName' || tag === 'FirstName' || tag === 'Person') first.push(word);
+    else if (tag === 'LastName') last.push(word);
+    else common.push(word);
   }
-  lexicon = { first, last, common };
+  words = { first: first.join('\n'), last: last.join('\n'), common: common.join('\n') };
+  return words;
+}
+
+/** Makes `given` the words that nameLexicon() looks names up in (a worker thread's, from the main thread). */
+export function useNameWords(given: NameWords): void {
+  words = given;
+  lexicon = undefined;
+}
+
+/** The lexicon, built once on first use from nameWords(). */
+export function nameLexicon(): NameLexicon {
+  if (lexicon) return lexicon;
+  const w = nameWords();
+  const set = (list: string) => new Set(list.split('\n'));
+  lexicon = { first: set(w.first), last: set(w.last), common: set(w.common) };
   return lexicon;
 }

@@ -14,10 +14,13 @@ const WORD = new RegExp(`\\b${WORD_SRC}`, 'g');
 /** The next word of a name on the same line: a word or an initial, after spaces (and a comma: "Smith, John"). */
 const NEXT = new RegExp(`(,?)[ \\t]+([A-Z]\\.|${WORD_SRC})`, 'y');
 
-/** What may stand before a name; each match ends where the name would start (the caller checks for a capital there: a flag-wide `i` would make a lookahead for one match any letter). */
-const TITLE_BEFORE = /\b(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor|Nurse|Sister)\.?[ \t]+/g;
+/**
+ * What may stand before a name, as lookbehinds tried (sticky) only where a capitalised word starts: a look back from each
+ * such word costs far less than a scan of the whole text for every title, label and relative.
+ */
+const TITLE_BEFORE = /(?<=\b(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor|Nurse|Sister)\.?[ \t]+)/y;
 const LABEL_BEFORE = new RegExp(
-  `\\b(?:${[
+  `(?<=\\b(?:${[
     'patient name',
     'patient',
     'name',
@@ -39,11 +42,11 @@ const LABEL_BEFORE = new RegExp(
     'emergency contact',
     'next of kin',
     'guardian',
-  ].join('|')})[ \\t]*:[ \\t]*`,
-  'gi',
+  ].join('|')})[ \\t]*:[ \\t]*)`,
+  'iy',
 );
 const RELATION_BEFORE = new RegExp(
-  `\\b(?:${[
+  `(?<=\\b(?:${[
     'seen by',
     'referred by',
     'discussed with',
@@ -66,8 +69,8 @@ const RELATION_BEFORE = new RegExp(
     'nephew',
     'friend',
     'named',
-  ].join('|')})(?:,[ \\t]*|[ \\t]+)`,
-  'gi',
+  ].join('|')})(?:,[ \\t]*|[ \\t]+))`,
+  'iy',
 );
 
 /** What follows an eponym: "Graves disease", "Murphy's sign", "Tanner stage". */
@@ -83,6 +86,12 @@ const LOWER_AFTER = /^[ \t,]+[a-z]/;
 const TITLE_CASE_AFTER = /^[ \t,]+(?:of|in|for|and|the|with|on|to|a|an|at|by|or|vs\.?|after|from)[ \t]+(?:the[ \t]+)?[A-Z]/;
 
 type Context = 'strong' | 'relation' | 'none';
+
+const CONTEXTS = [
+  [LABEL_BEFORE, 'strong'],
+  [TITLE_BEFORE, 'strong'],
+  [RELATION_BEFORE, 'relation'],
+] as const;
 
 interface Word {
   text: string;
@@ -107,23 +116,13 @@ function runFrom(text: string, first: RegExpExecArray): Word[] {
   return words;
 }
 
-/** Where a name may start after a title, a label or a relative, and which. */
-function contexts(text: string): Map<number, Context> {
-  const at = new Map<number, Context>();
-  for (const [re, context] of [
-    [RELATION_BEFORE, 'relation'],
-    [TITLE_BEFORE, 'strong'],
-    [LABEL_BEFORE, 'strong'],
-  ] as const) {
-    re.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) {
-      const end = m.index + m[0].length;
-      const next = text.charCodeAt(end);
-      if (next >= 65 && next <= 90) at.set(end, context);
-    }
+/** What stands before a name starting at `at` (a label or title over a relative). */
+function contextAt(text: string, at: number): Context {
+  for (const [re, context] of CONTEXTS) {
+    re.lastIndex = at;
+    if (re.test(text)) return context;
   }
-  return at;
+  return 'none';
 }
 
 /** Whether the word before `at` on the same line starts with a capital. */
@@ -169,11 +168,10 @@ function nameLength(words: Word[], context: Context, lex: NameLexicon, text: str
 export function findNames(text: string): PhiFinding[] {
   const lex = nameLexicon();
   const out: PhiFinding[] = [];
-  const context = contexts(text);
   WORD.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = WORD.exec(text)) !== null) {
-    const ctx = context.get(m.index) ?? 'none';
+    const ctx = contextAt(text, m.index);
     // Most capitalised words open a sentence ("The", "She"): without context a common word starts no name.
     const lower = m[0].toLowerCase();
     if (ctx === 'none' && lex.common.has(lower) && !lex.first.has(lower) && !lex.last.has(lower)) continue;

@@ -50,7 +50,7 @@ export async function openDatasetForPhi(host: Host, path: string): Promise<Datas
   }
 }
 
-interface ScanOptions {
+export interface ScanOptions {
   signal?: AbortSignal;
   /** A row that could not be read: where and why (quoted text hidden). */
   onUnreadable?(problem: string): void;
@@ -71,11 +71,16 @@ export async function* scanDataset(reader: DatasetReader, summary: PhiSummary, o
       opts.onUnreadable?.(hideQuotedText(rec.error));
       continue;
     }
-    for (const { field, text } of stringsIn(rec.value)) {
-      for (const f of findPhi(text)) {
-        countFinding(summary, f.category);
-        yield { line, field: field || '(row)', category: f.category, text: text.slice(f.start, f.end), start: f.start, end: f.end };
-      }
+    for (const hit of hitsIn(rec.value, line)) {
+      countFinding(summary, hit.category);
+      yield hit;
     }
   }
+}
+
+/** Every PHI finding in every string of one row's value, in order. */
+export function* hitsIn(value: unknown, line: number): Generator<PhiHit> {
+  for (const { field, text } of stringsIn(value))
+    for (const f of findPhi(text))
+      yield { line, field: field || '(row)', category: f.category, text: text.slice(f.start, f.end), start: f.start, end: f.end };
 }

@@ -14,8 +14,16 @@ interface Recogniser {
   group?: number;
   /** Returns false for a match that only looks like the identifier. */
   valid?: (m: RegExpExecArray, text: string) => boolean;
-  /** A cheap test that the text can hold a match at all (a substring, or a regex with a literal start), so most strings skip the pattern. */
+  /**
+   * A cheap test that the text can hold a match at all, so most strings skip the pattern: lower-case substrings of the
+   * lower-cased text (one of them must be there), or a regex with a literal start.
+   */
   needs?: readonly string[] | RegExp;
+  /**
+   * For a number: every match starts at most `lead` characters before a run of digits that `run` accepts (by its length
+   * and the character after it), so the pattern (sticky) is tried only there instead of at every character of the text.
+   */
+  anchor?: { lead: number; run: (digits: number, next: string) => boolean };
 }
 
 /** USPS street suffixes (Publication 28, appendix C1), spelled out and abbreviated, and the British Close. */
@@ -52,7 +60,7 @@ const NUMBER_LABELS: [PhiCategory, string][] = [
 
 /**
  * A label, then `:`/`#`/`no.` and spaces, then a value with at least one digit (the number a label names); the label's
- * group says the category. Gated on the labels, so a string without one skips the pattern.
+ * group says the category. Not gated: a gate on the labels would scan as much text as the pattern does.
  */
 function labelledNumbers(): Recogniser {
   const labels = NUMBER_LABELS.map(([, l]) => `(${l})`).join('|');
@@ -62,9 +70,11 @@ function labelledNumbers(): Recogniser {
     pattern: new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*([A-Z0-9][A-Z0-9-]{3,29})\\b`, 'gi'),
     group: value,
     valid: (m) => /\d/.test(m[value] ?? ''),
-    needs: new RegExp(`\\b(?:${NUMBER_LABELS.map(([, l]) => l).join('|')})`, 'i'),
   };
 }
+
+/** What may follow the first run of digits of a phone number. */
+const SEPARATOR = /^[\s.()-]$/;
 
 /** US phone shapes: (617) 555-0142, 617-555-0142, 617.555.0142, +1 617 555 0142, with an optional extension. */
 const PHONE = '(?:\\+?1[\\s.-]?)?(?:\\(\\d{3}\\)\\s?|\\d{3}[\\s.-])\\d{3}[\\s.-]\\d{4}(?:\\s?(?:x|ext\\.?)\\s?\\d{1,5})?';
@@ -97,42 +107,58 @@ const RECOGNISERS: Recogniser[] = [
   {
     category: 'url',
     pattern: /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi,
-    needs: ['http', 'HTTP', 'Http', 'www.', 'WWW.'],
+    needs: ['http', 'www.'],
   },
-  { category: 'ip', pattern: /\b(?:\d{1,3}\.){3}\d{1,3}\b(?!\.\d)/g, valid: ipv4Valid },
+  {
+    category: 'ip',
+    pattern: /\b(?:\d{1,3}\.){3}\d{1,3}\b(?!\.\d)/y,
+    valid: ipv4Valid,
+    anchor: { lead: 0, run: (n, c) => n <= 3 && c === '.' },
+  },
   { category: 'ip', pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi, needs: /:[0-9a-fA-F]{1,4}:/ },
   // Fax before phone: the same number shape after a fax label is a fax.
   {
     category: 'fax',
     pattern: new RegExp(`\\bfax(?:\\s*(?:number|no\\.?|#))?\\s*[:#]?\\s*(${PHONE})(?!\\d)`, 'gi'),
     group: 1,
-    needs: ['fax', 'Fax', 'FAX'],
+    needs: ['fax'],
   },
-  { category: 'ssn', pattern: /\b\d{3}-\d{2}-\d{4}\b/g, valid: ssnValid },
+  { category: 'ssn', pattern: /\b\d{3}-\d{2}-\d{4}\b/y, valid: ssnValid, anchor: { lead: 0, run: (n, c) => n === 3 && c === '-' } },
   {
     category: 'ssn',
     pattern: /\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b/gi,
     group: 1,
-    needs: ['SSN', 'ssn', 'ocial', 'OCIAL'],
+    needs: ['ssn', 'social'],
   },
-  { category: 'phone', pattern: new RegExp(`(?<![\\w/])${PHONE}(?![\\w/])`, 'g') },
+  // `+` or `(` may open the number; its first run is the 1, the area code or both (1617-555-0142).
+  {
+    category: 'phone',
+    pattern: new RegExp(`(?<![\\w/])${PHONE}(?![\\w/])`, 'y'),
+    anchor: { lead: 1, run: (n, c) => n <= 4 && SEPARATOR.test(c) },
+  },
   // Numbers a label names: medical record / account, plan and beneficiary, licence, device.
   labelledNumbers(),
-  { category: 'licence', pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/g, valid: deaValid },
+  { category: 'licence', pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/y, valid: deaValid, anchor: { lead: 2, run: (n) => n === 7 } },
   // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits in text.
-  { category: 'mrn', pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/g },
+  { category: 'mrn', pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/y, anchor: { lead: 5, run: (n) => n >= 6 && n <= 10 } },
   {
     // Not a string that is the number alone: that is a row's own id (a PubMed id in `extra_info.id`), not a patient's.
     category: 'mrn',
-    pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/g,
+    pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/y,
     valid: (m, text) => m[0].length !== text.trim().length,
+    anchor: { lead: 0, run: (n) => n >= 8 && n <= 10 },
   },
   // Dates: numeric with a year, ISO, month names; a bare month/day only after a word that introduces a date.
   {
     category: 'date',
-    pattern: /(?<![\d.])\b(0?[1-9]|1[0-2])[/.-](0?[1-9]|[12]\d|3[01])[/.-](\d{4}|\d{2})\b(?![/.-]\d)/g,
+    pattern: /(?<![\d.])\b(0?[1-9]|1[0-2])[/.-](0?[1-9]|[12]\d|3[01])[/.-](\d{4}|\d{2})\b(?![/.-]\d)/y,
+    anchor: { lead: 0, run: (n, c) => n <= 2 && (c === '/' || c === '.' || c === '-') },
   },
-  { category: 'date', pattern: /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b/g },
+  {
+    category: 'date',
+    pattern: /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b/y,
+    anchor: { lead: 0, run: (n, c) => n === 4 && c === '-' },
+  },
   {
     // March 3, 2020 | 3 March 2020 | 03-Mar-2020 | March 2020
     category: 'date',
@@ -144,49 +170,98 @@ const RECOGNISERS: Recogniser[] = [
   },
   {
     category: 'date',
-    pattern: /\b(0?[1-9]|1[0-2])\/(0?[1-9]|[12]\d|3[01])\b(?!\/|\s*(?:mm\s*hg|mmhg))/gi,
+    pattern: /\b(0?[1-9]|1[0-2])\/(0?[1-9]|[12]\d|3[01])\b(?!\/|\s*(?:mm\s*hg|mmhg))/iy,
     valid: (m, text) => monthDayValid(m[1] ?? '', m[2] ?? '') && DATE_CONTEXT.test(text.slice(Math.max(0, m.index - 24), m.index)),
+    anchor: { lead: 0, run: (n, c) => n <= 2 && c === '/' },
   },
   // Ages over 89 (Safe Harbor keeps younger ages).
   {
     category: 'age',
-    pattern: /\b(9\d|1[01]\d)(?=(?:[-\s]?(?:years?|yrs?|y)[-\s]?(?:old|\/o|o\b)|[-\s]?yo\b|\s+years?\s+of\s+age))/gi,
+    pattern: /\b(9\d|1[01]\d)(?=(?:[-\s]?(?:years?|yrs?|y)[-\s]?(?:old|\/o|o\b)|[-\s]?yo\b|\s+years?\s+of\s+age))/iy,
+    anchor: { lead: 0, run: (n) => n === 2 || n === 3 },
   },
-  { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/gi, group: 1, needs: /age/i },
+  { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/gi, group: 1, needs: ['age'] },
   {
     category: 'age',
     pattern:
       /\b(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|one hundred(?:(?: and)?[- ](?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[- ]years?[- ]old)/gi,
-    needs: /ninety|hundred/i,
+    needs: ['ninety', 'hundred'],
   },
   // Street addresses (a number, up to four words and a USPS street suffix, then a unit), and a city, state before a ZIP code.
   {
     category: 'address',
     pattern: new RegExp(
       `\\b\\d{1,6}[ \\t]+(?:(?:[NSEW]\\.?|\\d+(?:st|nd|rd|th)|[A-Z][A-Za-z'’-]*[a-z])[ \\t]+){1,4}(?:${STREET_SUFFIXES})\\b\\.?(?:,?[ \\t]+(?:Apt|Apartment|Suite|Ste|Unit|#)\\.?[ \\t]*[A-Z0-9-]+)?`,
-      'g',
+      'y',
     ),
+    anchor: { lead: 0, run: (n, c) => n <= 6 && (c === ' ' || c === '\t') },
   },
   {
     category: 'address',
     pattern: new RegExp(`\\b((?:[A-Z][a-z]+[ \\t]){0,2}[A-Z][a-z]+)(?=,[ \\t]*(?:${STATES})[ \\t]+\\d{5}\\b)`, 'g'),
     needs: /,[ \t]*[A-Z]{2}[ \t]+\d{5}/,
   },
-  { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/gi, needs: /box/i },
+  { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/gi, needs: ['box'] },
+  // The state as a lookbehind, so the match starts at the ZIP code's first digit.
   {
     category: 'zip',
-    pattern: new RegExp(`\\b(?:${STATES}),?[ \\t]+(\\d{5}(?:-\\d{4})?)\\b`, 'g'),
-    group: 1,
+    pattern: new RegExp(`(?<=\\b(?:${STATES}),?[ \\t]+)\\d{5}(?:-\\d{4})?\\b`, 'y'),
+    anchor: { lead: 0, run: (n) => n === 5 },
   },
-  { category: 'zip', pattern: /\b(?:zip(?:\s*code)?|postal code)\s*[:#]?\s*(\d{5}(?:-\d{4})?)\b/gi, group: 1, needs: /zip|postal/i },
-  { category: 'zip', pattern: /\b\d{5}-\d{4}\b/g },
+  { category: 'zip', pattern: /\b(?:zip(?:\s*code)?|postal code)\s*[:#]?\s*(\d{5}(?:-\d{4})?)\b/gi, group: 1, needs: ['zip', 'postal'] },
+  { category: 'zip', pattern: /\b\d{5}-\d{4}\b/y, anchor: { lead: 0, run: (n, c) => n === 5 && c === '-' } },
 ];
+
+/** Where each run of digits starts and ends in `text` (the places an `anchor` recogniser is tried from), into `out`. */
+function digitRuns(text: string, out: number[]): void {
+  out.length = 0;
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      out.push(start, i);
+      start = -1;
+    }
+  }
+}
+
+/** Reused by every call: a flat list of [start, end) pairs. */
+const runs: number[] = [];
 
 /** Every structured identifier in `text` the recognisers find (overlaps allowed; the caller resolves them). */
 export function findStructured(text: string): PhiFinding[] {
   const out: PhiFinding[] = [];
+  const found = (r: Recogniser, m: RegExpExecArray) => {
+    const value = (r.group ? m[r.group] : m[0]) ?? '';
+    const start = r.group ? m.index + m[0].lastIndexOf(value) : m.index;
+    out.push({ category: typeof r.category === 'string' ? r.category : r.category(m), start, end: start + value.length });
+  };
+  digitRuns(text, runs);
+  let lower: string | undefined;
   for (const r of RECOGNISERS) {
-    if (r.needs && !(r.needs instanceof RegExp ? r.needs.test(text) : r.needs.some((n) => text.includes(n)))) continue;
+    if (r.anchor) {
+      // The matches a global scan finds, in the same order: only the positions no match can start at are skipped.
+      const { lead, run } = r.anchor;
+      let from = 0;
+      for (let k = 0; k < runs.length; k += 2) {
+        const d = runs[k]!;
+        const end = runs[k + 1]!;
+        if (d < from || !run(end - d, text[end] ?? '')) continue;
+        for (let at = Math.max(from, d - lead); at <= d; at++) {
+          r.pattern.lastIndex = at;
+          const m = r.pattern.exec(text);
+          if (m === null || (r.valid && !r.valid(m, text))) continue;
+          found(r, m);
+          from = r.pattern.lastIndex;
+          at = from - 1;
+        }
+      }
+      continue;
+    }
+    if (r.needs instanceof RegExp ? !r.needs.test(text) : r.needs && !r.needs.some((n) => (lower ??= text.toLowerCase()).includes(n)))
+      continue;
     r.pattern.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = r.pattern.exec(text)) !== null) {
@@ -195,9 +270,7 @@ export function findStructured(text: string): PhiFinding[] {
         r.pattern.lastIndex = m.index + 1;
         continue;
       }
-      const value = (r.group ? m[r.group] : m[0]) ?? '';
-      const start = r.group ? m.index + m[0].lastIndexOf(value) : m.index;
-      out.push({ category: typeof r.category === 'string' ? r.category : r.category(m), start, end: start + value.length });
+      found(r, m);
     }
   }
   return out;

@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import type { HostPool } from '../../core/remote/host-pool';
 import type { FileStat } from '../../core/remote/host';
-import { newPhiSummary, openDatasetForPhi, scanDataset } from '../../core/phi/scan-dataset';
+import { newPhiSummary, openDatasetForPhi } from '../../core/phi/scan-dataset';
+import { scanForPhi } from '../../core/phi/scan-range';
 import { ScanCountsStore, type ScanCounts } from '../../core/phi/scan-counts';
 import type { Ctx } from '../ctx';
 import { refKey, type DatasetRef } from './dataset-ref';
@@ -44,7 +45,7 @@ export class PhiScans implements vscode.Disposable {
     const reader = await openDatasetForPhi(host, ref.path);
     const timer = setInterval(() => opts.onProgress?.(summary.rows), PROGRESS_MS);
     try {
-      for await (const _hit of scanDataset(reader, summary, { signal: opts.signal })) {
+      for await (const _hit of scanForPhi(host, reader, summary, { signal: opts.signal })) {
         // Each hit is dropped at once: only the summary's counts are kept.
       }
     } finally {
