@@ -39,7 +39,8 @@ describe('datasets: see and check training data in real VS Code (code-server + C
     await view.locator('.meta', { hasText: 'parquet' }).waitFor({ timeout: 30_000 });
     await view.locator('.table-header .cell', { hasText: 'reward_model' }).waitFor();
     const row0 = view.locator('.dataset-row[data-index="0"]');
-    await row0.waitFor();
+    // A row is drawn with "…" until its cells arrive: wait for its content, not only for the row.
+    await row0.filter({ hasText: 'pubmedqa' }).waitFor({ timeout: 30_000 });
     assert.match(await row0.innerText(), /pubmedqa/);
     assert.match(await row0.innerText(), /user: Read the abstract and answer the research question/);
     await view.locator('.status', { hasText: '180 of 180 rows fine, 0 problem(s)' }).waitFor({ timeout: 30_000 });
