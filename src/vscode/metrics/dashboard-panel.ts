@@ -8,6 +8,10 @@ import { openMetricsSource, type MetricsSource } from '../../core/metrics/run-me
 import { toJsonMetric, type JsonMetric } from '../../core/metrics/metric-value';
 import type { Framework } from '../../core/metrics/metric-log-parser';
 import { errorMessage, formatProblem } from '../../core/errors/located-error';
+import type { RunRecord } from '../../core/runs/run-record';
+import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import { diffProvenance } from '../../core/runs/provenance-diff';
+import { valueText } from '../../core/runs/provenance-text';
 
 /** Something to chart: a run folder or a metrics file on a host. */
 export interface DashboardTarget {
@@ -15,6 +19,8 @@ export interface DashboardTarget {
   path: string;
   framework?: Framework;
   name?: string;
+  /** The run's record, when it is a run of the Runs view: its provenance can then be compared. */
+  record?: RunRecord;
 }
 
 /** How often a live run's file is read again (only the bytes after the last complete line). */
@@ -55,6 +61,8 @@ class Dashboard {
   private disposed = false;
   private timer: NodeJS.Timeout | undefined;
   private started = false;
+  /** The "what changed" message, kept to send again when the page reloads. */
+  private provenance: Extract<ToDashboard, { type: 'provenance' }> | undefined;
   /** The panel's post; set once the panel exists (the page's first message comes after). */
   post: (m: ToDashboard) => void = () => {};
 
@@ -82,9 +90,11 @@ class Dashboard {
       if (!this.started) {
         this.started = true;
         void this.loop();
+        if (this.runs.length > 1) void this.compareProvenance();
       } else {
         // The page was reloaded: send everything again.
         for (const r of this.runs) if (r.source) this.sendAll(r);
+        if (this.provenance) this.send(this.provenance);
       }
     } else if (msg.type === 'exportCsv') {
       await this.exportCsv(msg.suggestedName, msg.csv);
@@ -102,6 +112,43 @@ class Dashboard {
     await writeFile(uri.fsPath, csv);
     this.deps.ctx.log.info(`metrics: exported the visible data to ${uri.fsPath}`);
     void vscode.window.showInformationMessage(`MedRL: metrics saved to ${uri.fsPath}`);
+  }
+
+  /** What each run after the first was made with differently from the first (the baseline), read once from the hosts. */
+  private async compareProvenance(): Promise<void> {
+    const read = async (r: Followed): Promise<RunProvenance | Error> => {
+      const { host, path, record } = r.target;
+      if (!record) return new Error(`${path} is not a run of the Runs view: it has no provenance to compare`);
+      if (host !== 'local' && !vscode.workspace.isTrusted) return new Error(`not connecting to ${host}: the workspace is not trusted`);
+      try {
+        return await readRunProvenance(await this.deps.pool.get(host), record);
+      } catch (err) {
+        this.deps.ctx.log.error(`provenance: ${host}:${path}: ${errorMessage(err)}`);
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    };
+    const results = await Promise.all(this.runs.map(read));
+    const label = (i: number) => this.runs[i]!.target.name ?? basename(this.runs[i]!.target.path);
+    const base = results[0]!;
+    this.provenance = {
+      type: 'provenance',
+      baselineId: this.runs[0]!.id,
+      comparisons: results.slice(1).map((p, k) => {
+        const i = k + 1;
+        const runId = this.runs[i]!.id;
+        if (base instanceof Error || p instanceof Error) {
+          const failed = [
+            base instanceof Error ? `${label(0)}: ${base.message}` : '',
+            p instanceof Error ? `${label(i)}: ${p.message}` : '',
+          ];
+          return { runId, differences: [], notes: [], error: failed.filter(Boolean).join('; ') };
+        }
+        const notes = [base.note ? `${label(0)}: ${base.note}` : '', p.note ? `${label(i)}: ${p.note}` : ''].filter(Boolean);
+        const differences = diffProvenance(base, p).map((d) => ({ path: d.path, a: valueText(d.a), b: valueText(d.b), diff: d.diff }));
+        return { runId, differences, notes, error: null };
+      }),
+    };
+    this.send(this.provenance);
   }
 
   private sendAll(r: Followed): void {
