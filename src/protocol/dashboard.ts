@@ -27,9 +27,11 @@ const seriesChanges = z.object({
 const provenanceDifference = z.object({ path: z.string(), a: z.string(), b: z.string(), diff: z.string().optional() });
 export type ProvenanceDifference = z.infer<typeof provenanceDifference>;
 
-/** A compared run against the baseline (the first run): its differences, or why they could not be read. */
+/** A compared run against the baseline (the earliest run): its differences, or why they could not be read. */
 const provenanceComparison = z.object({
   runId: z.string(),
+  /** The run's id (runs of one spec share their name). */
+  label: z.string(),
   differences: z.array(provenanceDifference),
   /** Runs without a manifest (older runs): only their spec and reward were compared. */
   notes: z.array(z.string()),
@@ -39,8 +41,12 @@ export type ProvenanceComparison = z.infer<typeof provenanceComparison>;
 
 export const toDashboard = z.discriminatedUnion('type', [
   z.object({ type: z.literal('runs'), runs: z.array(dashboardRun) }),
-  /** Sent once when several runs are compared: each run after the first against the first (the "what changed" strip). */
-  z.object({ type: z.literal('provenance'), baselineId: z.string(), comparisons: z.array(provenanceComparison) }),
+  /** Sent once when several runs are compared: each run against the earliest (the "what changed" strip). */
+  z.object({
+    type: z.literal('provenance'),
+    baselineLabel: z.string(),
+    comparisons: z.array(provenanceComparison),
+  }),
   z.object({ type: z.literal('points'), runId: z.string(), changes: seriesChanges }),
   z.object({
     type: z.literal('status'),

@@ -126,7 +126,7 @@ function onMessage(msg: ToDashboard): void {
       if (!runs.has(info.id)) runs.set(info.id, { info, series: new MetricSeries(), framework: undefined, status: undefined });
     renderRuns();
   } else if (msg.type === 'provenance') {
-    renderChanges(msg.baselineId, msg.comparisons);
+    renderChanges(msg.baselineLabel, msg.comparisons);
   } else if (msg.type === 'points') {
     const run = runs.get(msg.runId);
     if (!run) return;
@@ -197,13 +197,12 @@ function diffCounts(diff: string): string {
 }
 
 /** The "what changed" strip: one line per compared run against the baseline; a reward file's diff opens below it, as text. */
-function renderChanges(baselineId: string, comparisons: ProvenanceComparison[]): void {
-  const name = (id: string) => runs.get(id)?.info.label ?? id;
+function renderChanges(baseline: string, comparisons: ProvenanceComparison[]): void {
   changes.replaceChildren();
   for (const c of comparisons) {
     const row = el('div', { className: 'change-row' });
     row.dataset.runId = c.runId;
-    row.append(el('span', { className: 'versus', text: `${name(c.runId)} vs ${name(baselineId)}: ` }));
+    row.append(el('span', { className: 'versus', text: `${c.label} vs ${baseline}: ` }));
     const items = el('span', { className: 'items' });
     const diffs: HTMLElement[] = [];
     if (c.error) items.append(el('span', { className: 'change error', text: `cannot compare: ${c.error}` }));

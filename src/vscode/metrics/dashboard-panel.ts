@@ -90,7 +90,8 @@ class Dashboard {
       if (!this.started) {
         this.started = true;
         void this.loop();
-        if (this.runs.length > 1) void this.compareProvenance();
+        // Only runs of the Runs view have a record to read provenance by (not metrics files or folders from the explorer).
+        if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
       } else {
         // The page was reloaded: send everything again.
         for (const r of this.runs) if (r.source) this.sendAll(r);
@@ -114,38 +115,43 @@ class Dashboard {
     void vscode.window.showInformationMessage(`MedRL: metrics saved to ${uri.fsPath}`);
   }
 
-  /** What each run after the first was made with differently from the first (the baseline), read once from the hosts. */
+  /**
+   * What each run was made with differently from the earliest one compared (the baseline, whatever order the runs were
+   * picked or selected in), read once from the hosts.
+   */
   private async compareProvenance(): Promise<void> {
     const read = async (r: Followed): Promise<RunProvenance | Error> => {
       const { host, path, record } = r.target;
-      if (!record) return new Error(`${path} is not a run of the Runs view: it has no provenance to compare`);
       if (host !== 'local' && !vscode.workspace.isTrusted) return new Error(`not connecting to ${host}: the workspace is not trusted`);
       try {
-        return await readRunProvenance(await this.deps.pool.get(host), record);
+        return await readRunProvenance(await this.deps.pool.get(host), record!);
       } catch (err) {
         this.deps.ctx.log.error(`provenance: ${host}:${path}: ${errorMessage(err)}`);
         return err instanceof Error ? err : new Error(String(err));
       }
     };
-    const results = await Promise.all(this.runs.map(read));
-    const label = (i: number) => this.runs[i]!.target.name ?? basename(this.runs[i]!.target.path);
+    const runs = [...this.runs].sort((x, y) => x.target.record!.created.localeCompare(y.target.record!.created));
+    const results = await Promise.all(runs.map(read));
+    // Run ids, as `medrl runs diff` takes them: runs of one spec share their name.
+    const label = (i: number) => runs[i]!.target.record!.id;
     const base = results[0]!;
     this.provenance = {
       type: 'provenance',
-      baselineId: this.runs[0]!.id,
+      baselineLabel: label(0),
       comparisons: results.slice(1).map((p, k) => {
         const i = k + 1;
-        const runId = this.runs[i]!.id;
+        const runId = runs[i]!.id;
+        const common = { runId, label: label(i) };
         if (base instanceof Error || p instanceof Error) {
           const failed = [
             base instanceof Error ? `${label(0)}: ${base.message}` : '',
             p instanceof Error ? `${label(i)}: ${p.message}` : '',
           ];
-          return { runId, differences: [], notes: [], error: failed.filter(Boolean).join('; ') };
+          return { ...common, differences: [], notes: [], error: failed.filter(Boolean).join('; ') };
         }
         const notes = [base.note ? `${label(0)}: ${base.note}` : '', p.note ? `${label(i)}: ${p.note}` : ''].filter(Boolean);
         const differences = diffProvenance(base, p).map((d) => ({ path: d.path, a: valueText(d.a), b: valueText(d.b), diff: d.diff }));
-        return { runId, differences, notes, error: null };
+        return { ...common, differences, notes, error: null };
       }),
     };
     this.send(this.provenance);

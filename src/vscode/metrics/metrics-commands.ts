@@ -18,8 +18,7 @@ function toTarget(arg: unknown): DashboardTarget | undefined {
     const fw = o.framework === 'verl' || o.framework === 'trl' ? o.framework : undefined;
     // A Runs view item carries its listing (`run`), whose record lets the dashboard compare provenance.
     const record = (o.run as RunInfo | undefined)?.record;
-    const name = typeof o.name === 'string' ? o.name : record?.name;
-    return { host: o.host, path: o.dir, framework: fw, name, record };
+    return { host: o.host, path: o.dir, framework: fw, name: typeof o.name === 'string' ? o.name : undefined, record };
   }
   if ('run' in o) return toTarget(o.run);
   return undefined;
