@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -84,7 +84,7 @@ describe('provenance: what changed between two compared runs, in real VS Code (c
     const text = await diff.innerText();
     assert.match(text, /^- {4}if not pred_n:$/m);
     assert.match(text, /^\+ {4}if not pred_n or pred_n == "none":$/m);
-    await screenshot(page, 'provenance');
+    copyFileSync(await screenshot(page, 'provenance'), join(ROOT, 'docs/images/provenance.png'));
     await page.close();
   });
 });
