@@ -65,6 +65,18 @@ export function provenanceLines(p: RunProvenance): string[] {
   return out;
 }
 
+/** A few lines that identify what a run was made with (the Runs view's tooltip): data, reward files, trainer, git. */
+export function provenanceSummary(p: RunProvenance): string[] {
+  const m = p.manifest;
+  const out: string[] = [];
+  if (p.note) out.push(p.note);
+  for (const d of m.data ?? []) out.push(`${d.field}: sha256 ${short(d.sha256)}, ${d.rows ?? '?'} rows`);
+  for (const [name, f] of Object.entries(m.reward?.files ?? {})) out.push(`reward ${name}: sha256 ${short(f.sha256)}`);
+  if (p.record.trainerVersion) out.push(`trainer: ${p.record.trainerVersion}`);
+  if (m.git) out.push(`git: ${m.git.commit ? `${m.git.commit.slice(0, 12)}${m.git.dirty ? ' (dirty)' : ''}` : 'no commit'}`);
+  return out;
+}
+
 /** Differences as lines: `path: a → b`, then each reward file's unified diff. */
 export function differenceLines(diffs: Difference[]): string[] {
   if (!diffs.length) return ['no differences'];

@@ -9,6 +9,8 @@ import { errorMessage, formatProblem } from '../../core/errors/located-error';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import type { Ctx } from '../ctx';
 import { treeGate, type MessageNode } from '../tree-gate';
+import { provenanceSummary } from '../../core/runs/provenance-text';
+import type { RunProvenances } from './run-provenance';
 
 /**
  * A run in the tree is also a run ref (`{ host, dir, framework, id }`), so commands of other features (dashboard, replay,
@@ -73,6 +75,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     private readonly ctx: Ctx,
     private readonly state: WorkspaceConfigState,
     private readonly pool: HostPool,
+    private readonly provenances: RunProvenances,
   ) {
     this.disposables = [state.onDidChange(() => void this.refresh()), vscode.workspace.onDidGrantWorkspaceTrust(() => void this.refresh())];
     void vscode.commands.executeCommand('setContext', 'medrl.runsGroupBy', this.groupBy);
@@ -156,6 +159,18 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
       case 'run':
         return runItem(node, this.groupBy === 'status');
     }
+  }
+
+  /** A run's tooltip gains its provenance summary on hover: read then (once per run), never while listing. */
+  async resolveTreeItem(item: vscode.TreeItem, node: RunsNode): Promise<vscode.TreeItem> {
+    if (node.kind !== 'run' || !(item.tooltip instanceof vscode.MarkdownString) || !vscode.workspace.isTrusted) return item;
+    try {
+      const lines = provenanceSummary(await this.provenances.get(node.run));
+      if (lines.length) item.tooltip.appendMarkdown('\n\n---\n\n').appendText(lines.join('\n'));
+    } catch (err) {
+      item.tooltip.appendMarkdown('\n\n---\n\n').appendText(`provenance not read: ${errorMessage(err)}`);
+    }
+    return item;
   }
 
   dispose(): void {
