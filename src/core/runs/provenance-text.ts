@@ -70,7 +70,7 @@ export function provenanceSummary(p: RunProvenance): string[] {
   const m = p.manifest;
   const out: string[] = [];
   if (p.note) out.push(p.note);
-  for (const d of m.data ?? []) out.push(`${d.field}: sha256 ${short(d.sha256)}, ${d.rows ?? '?'} rows`);
+  for (const d of m.data ?? []) out.push(`${d.field}: sha256 ${short(d.sha256)}, rows ${d.rows ?? '?'}`);
   for (const [name, f] of Object.entries(m.reward?.files ?? {})) out.push(`reward ${name}: sha256 ${short(f.sha256)}`);
   if (p.record.trainerVersion) out.push(`trainer: ${p.record.trainerVersion}`);
   if (m.git) out.push(`git: ${m.git.commit ? `${m.git.commit.slice(0, 12)}${m.git.dirty ? ' (dirty)' : ''}` : 'no commit'}`);

@@ -161,15 +161,22 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     }
   }
 
-  /** A run's tooltip gains its provenance summary on hover: read then (once per run), never while listing. */
+  /**
+   * A run's tooltip, built on hover (VS Code resolves only what getTreeItem left undefined): its record, then its
+   * provenance summary, read once per run, never while listing.
+   */
   async resolveTreeItem(item: vscode.TreeItem, node: RunsNode): Promise<vscode.TreeItem> {
-    if (node.kind !== 'run' || !(item.tooltip instanceof vscode.MarkdownString) || !vscode.workspace.isTrusted) return item;
-    try {
-      const lines = provenanceSummary(await this.provenances.get(node.run));
-      if (lines.length) item.tooltip.appendMarkdown('\n\n---\n\n').appendText(lines.join('\n'));
-    } catch (err) {
-      item.tooltip.appendMarkdown('\n\n---\n\n').appendText(`provenance not read: ${errorMessage(err)}`);
+    if (node.kind !== 'run') return item;
+    const md = runTooltip(node.run);
+    if (vscode.workspace.isTrusted) {
+      try {
+        const lines = provenanceSummary(await this.provenances.get(node.run));
+        if (lines.length) md.appendMarkdown('\n\n---\n\n').appendText(lines.join('\n'));
+      } catch (err) {
+        md.appendMarkdown('\n\n---\n\n').appendText(`provenance not read: ${errorMessage(err)}`);
+      }
     }
+    item.tooltip = md;
     return item;
   }
 
@@ -205,7 +212,16 @@ function statusItem(state: RunState, runs: RunInfo[]): vscode.TreeItem {
   return item;
 }
 
-/** A run; grouped by status, its description names its host. */
+function runTooltip(run: RunInfo): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
+  md.appendText(
+    `id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`,
+  );
+  return md;
+}
+
+/** A run; grouped by status, its description names its host; its tooltip is built on hover (resolveTreeItem). */
 function runItem(node: RunNode, showHost: boolean): vscode.TreeItem {
   const { run } = node;
   const item = new vscode.TreeItem(run.record.name, vscode.TreeItemCollapsibleState.None);
@@ -215,12 +231,6 @@ function runItem(node: RunNode, showHost: boolean): vscode.TreeItem {
     .filter(Boolean)
     .join(' · ');
   item.iconPath = runStateIcon(run.state);
-  const md = new vscode.MarkdownString();
-  md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
-  md.appendText(
-    `id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`,
-  );
-  item.tooltip = md;
   item.command = { command: 'medrl.followRunLogs', title: 'Follow Logs', arguments: [node] };
   return item;
 }
