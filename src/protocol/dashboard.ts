@@ -23,8 +23,30 @@ const seriesChanges = z.object({
   metrics: z.record(z.string(), z.array(jsonMetricSchema.nullable())),
 });
 
+/** One thing a compared run was made with differently from the baseline; values already written as text (provenance-text). */
+const provenanceDifference = z.object({ path: z.string(), a: z.string(), b: z.string(), diff: z.string().optional() });
+export type ProvenanceDifference = z.infer<typeof provenanceDifference>;
+
+/** A compared run against the baseline (the earliest run): its differences, or why they could not be read. */
+const provenanceComparison = z.object({
+  runId: z.string(),
+  /** The run's id (runs of one spec share their name). */
+  label: z.string(),
+  differences: z.array(provenanceDifference),
+  /** Runs without a manifest (older runs): only their spec and reward were compared. */
+  notes: z.array(z.string()),
+  error: z.string().nullable(),
+});
+export type ProvenanceComparison = z.infer<typeof provenanceComparison>;
+
 export const toDashboard = z.discriminatedUnion('type', [
   z.object({ type: z.literal('runs'), runs: z.array(dashboardRun) }),
+  /** Sent once when several runs are compared: each run against the earliest (the "what changed" strip). */
+  z.object({
+    type: z.literal('provenance'),
+    baselineLabel: z.string(),
+    comparisons: z.array(provenanceComparison),
+  }),
   z.object({ type: z.literal('points'), runId: z.string(), changes: seriesChanges }),
   z.object({
     type: z.literal('status'),

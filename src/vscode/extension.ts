@@ -26,6 +26,7 @@ import { RunSpecs } from './runs/run-specs';
 import { RunLogFollowers } from './runs/run-log-followers';
 import { RunWatch } from './runs/run-watch';
 import { RUN_FILE_SCHEME, RunFileProvider } from './runs/run-file-provider';
+import { RUN_DETAILS_SCHEME, RunDetailsProvider, RunProvenances } from './runs/run-provenance';
 import { TOKEN_COMMANDS, secretStorageSource } from './runs/run-secrets';
 import { EPISODE_COMMANDS } from './episodes/episode-commands';
 import { REVIEW_COMMANDS } from './review/review-commands';
@@ -61,7 +62,8 @@ function createDeps(ctx: Ctx): Deps {
   const pool = createHostPool(state, ctx);
   ctx.push({ dispose: () => void pool.dispose() });
   const hosts = new HostsTree(state, pool);
-  const runs = new RunsTree(ctx, state, pool);
+  const runProvenances = new RunProvenances(ctx, pool);
+  const runs = new RunsTree(ctx, state, pool, runProvenances);
   const inspections = new DatasetInspections(ctx, pool);
   const phiScans = new PhiScans(ctx, pool);
   const datasets = new DatasetsTree(state, pool, inspections, phiScans);
@@ -89,7 +91,18 @@ function createDeps(ctx: Ctx): Deps {
   const runSpecs = new RunSpecs();
   const runLogs = new RunLogFollowers(ctx, state, pool);
   const runWatch = new RunWatch(ctx, pool, runs);
-  ctx.push(runSpecs, vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)), runLogs, runWatch);
+  const findRun = async (host: string, id: string) => {
+    const find = () => runs.runs.find((r) => r.host === host && r.record.id === id);
+    if (!find()) await runs.refresh();
+    return find();
+  };
+  ctx.push(
+    runSpecs,
+    vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)),
+    vscode.workspace.registerTextDocumentContentProvider(RUN_DETAILS_SCHEME, new RunDetailsProvider(runProvenances, findRun)),
+    runLogs,
+    runWatch,
+  );
   // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
   const runSecrets = secretStorageSource(ctx, serviceKeys);
   return {

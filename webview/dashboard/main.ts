@@ -6,7 +6,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './dashboard.css';
 import { connect, el } from '../shared/vscode-api';
-import { fromDashboard, toDashboard, type DashboardRun, type ToDashboard } from '../../src/protocol/dashboard';
+import { fromDashboard, toDashboard, type DashboardRun, type ProvenanceComparison, type ToDashboard } from '../../src/protocol/dashboard';
 import { MetricSeries } from '../../src/core/metrics/metric-series';
 import { HEADLINES, headlineKey, type Framework } from '../../src/core/metrics/headline-defs';
 import { smoothEma } from './smoothing';
@@ -80,6 +80,9 @@ csvButton.textContent = 'Export CSV';
 csvButton.setAttribute('secondary', '');
 const results = el('div', { className: 'search-results' });
 const problemsBox = el('div', { className: 'problems' });
+const changes = el('div', { className: 'changes' });
+changes.id = 'what-changed';
+changes.hidden = true;
 const grid = el('main', { className: 'charts' });
 const empty = el('p', { className: 'empty', text: 'Reading metrics…' });
 
@@ -96,6 +99,7 @@ app.append(
     csvButton,
   ),
   results,
+  changes,
   problemsBox,
   empty,
   grid,
@@ -121,6 +125,8 @@ function onMessage(msg: ToDashboard): void {
     for (const info of msg.runs)
       if (!runs.has(info.id)) runs.set(info.id, { info, series: new MetricSeries(), framework: undefined, status: undefined });
     renderRuns();
+  } else if (msg.type === 'provenance') {
+    renderChanges(msg.baselineLabel, msg.comparisons);
   } else if (msg.type === 'points') {
     const run = runs.get(msg.runId);
     if (!run) return;
@@ -173,6 +179,67 @@ function renderRuns(): void {
       ? 'No metrics logged yet: charts appear with the first step.'
       : 'Reading metrics…';
   empty.hidden = anySteps;
+}
+
+/** Longest value shown in the strip; the whole value is in the hover. */
+const VALUE_CHARS = 40;
+
+function clip(v: string): string {
+  return v.length > VALUE_CHARS ? `${v.slice(0, VALUE_CHARS - 1)}…` : v;
+}
+
+/** Lines a unified diff adds and removes (its ---/+++ headers apart). */
+function diffCounts(diff: string): string {
+  const lines = diff.split('\n');
+  const added = lines.filter((l) => l.startsWith('+') && !l.startsWith('+++')).length;
+  const removed = lines.filter((l) => l.startsWith('-') && !l.startsWith('---')).length;
+  return `+${added} \u2212${removed}`;
+}
+
+/** The "what changed" strip: one line per compared run against the baseline; a reward file's diff opens below it, as text. */
+function renderChanges(baseline: string, comparisons: ProvenanceComparison[]): void {
+  changes.replaceChildren();
+  for (const c of comparisons) {
+    const row = el('div', { className: 'change-row' });
+    row.dataset.runId = c.runId;
+    row.append(el('span', { className: 'versus', text: `${c.label} vs ${baseline}: ` }));
+    const items = el('span', { className: 'items' });
+    const diffs: HTMLElement[] = [];
+    if (c.error) items.append(el('span', { className: 'change error', text: `cannot compare: ${c.error}` }));
+    else if (!c.differences.length)
+      items.append(
+        el('span', {
+          className: 'change same',
+          text: c.notes.length ? 'same spec and reward (the rest was not recorded)' : 'same spec, reward, data, model and environment',
+        }),
+      );
+    for (const [i, d] of c.differences.entries()) {
+      if (i) items.append(el('span', { className: 'sep', text: ' · ' }));
+      if (d.diff) {
+        const details = el(
+          'details',
+          { className: 'change reward' },
+          el('summary', { text: `${d.path} changed (${diffCounts(d.diff)})`, title: `${d.a} \u2192 ${d.b}` }),
+          el('pre', { className: 'diff', text: d.diff }),
+        );
+        details.dataset.path = d.path;
+        items.append(details);
+        diffs.push(details);
+      } else {
+        const item = el('span', {
+          className: 'change',
+          text: `${d.path} ${clip(d.a)} \u2192 ${clip(d.b)}`,
+          title: `${d.path}\n${d.a}\n\u2192 ${d.b}`,
+        });
+        item.dataset.path = d.path;
+        items.append(item);
+      }
+    }
+    row.append(items);
+    changes.append(row);
+    for (const n of c.notes) changes.append(el('div', { className: 'change-note', text: n }));
+  }
+  changes.hidden = comparisons.length === 0;
 }
 
 function renderProblems(): void {

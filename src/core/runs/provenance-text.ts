@@ -2,7 +2,7 @@ import type { Difference } from './provenance-diff';
 import type { RunProvenance } from './read-provenance';
 
 /** A value in a line: text as it is, none as "(none)", anything else as JSON. */
-function shown(v: unknown): string {
+export function valueText(v: unknown): string {
   if (v === null || v === undefined) return '(none)';
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
@@ -60,8 +60,20 @@ export function provenanceLines(p: RunProvenance): string[] {
     out.push(`service ${name}: ${s.engine} ${s.model} as ${s.servedName} at ${s.url} on ${s.host} (run ${s.runId})`);
   for (const [name, j] of Object.entries(m.judges ?? {}))
     out.push(
-      `judge ${name}: ${j.judge}, ${j.model} at ${j.url}${j.host ? ` on ${j.host}` : ''}, prompt sha256 ${short(j.promptSha256)}, parser ${j.parser}, temperature ${shown(j.temperature)}, seed ${shown(j.seed)}`,
+      `judge ${name}: ${j.judge}, ${j.model} at ${j.url}${j.host ? ` on ${j.host}` : ''}, prompt sha256 ${short(j.promptSha256)}, parser ${j.parser}, temperature ${valueText(j.temperature)}, seed ${valueText(j.seed)}`,
     );
+  return out;
+}
+
+/** A few lines that identify what a run was made with (the Runs view's tooltip): data, reward files, trainer, git. */
+export function provenanceSummary(p: RunProvenance): string[] {
+  const m = p.manifest;
+  const out: string[] = [];
+  if (p.note) out.push(p.note);
+  for (const d of m.data ?? []) out.push(`${d.field}: sha256 ${short(d.sha256)}, rows ${d.rows ?? '?'}`);
+  for (const [name, f] of Object.entries(m.reward?.files ?? {})) out.push(`reward ${name}: sha256 ${short(f.sha256)}`);
+  if (p.record.trainerVersion) out.push(`trainer: ${p.record.trainerVersion}`);
+  if (m.git) out.push(`git: ${m.git.commit ? `${m.git.commit.slice(0, 12)}${m.git.dirty ? ' (dirty)' : ''}` : 'no commit'}`);
   return out;
 }
 
@@ -69,7 +81,7 @@ export function provenanceLines(p: RunProvenance): string[] {
 export function differenceLines(diffs: Difference[]): string[] {
   if (!diffs.length) return ['no differences'];
   return [
-    ...diffs.map((d) => `${d.path}: ${shown(d.a)} \u2192 ${shown(d.b)}`),
+    ...diffs.map((d) => `${d.path}: ${valueText(d.a)} \u2192 ${valueText(d.b)}`),
     ...diffs.filter((d) => d.diff).map((d) => `\n${d.diff!.trimEnd()}`),
   ];
 }

@@ -8,6 +8,10 @@ import { openMetricsSource, type MetricsSource } from '../../core/metrics/run-me
 import { toJsonMetric, type JsonMetric } from '../../core/metrics/metric-value';
 import type { Framework } from '../../core/metrics/metric-log-parser';
 import { errorMessage, formatProblem } from '../../core/errors/located-error';
+import type { RunRecord } from '../../core/runs/run-record';
+import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import { diffProvenance } from '../../core/runs/provenance-diff';
+import { valueText } from '../../core/runs/provenance-text';
 
 /** Something to chart: a run folder or a metrics file on a host. */
 export interface DashboardTarget {
@@ -15,6 +19,8 @@ export interface DashboardTarget {
   path: string;
   framework?: Framework;
   name?: string;
+  /** The run's record, when it is a run of the Runs view: its provenance can then be compared. */
+  record?: RunRecord;
 }
 
 /** How often a live run's file is read again (only the bytes after the last complete line). */
@@ -55,6 +61,8 @@ class Dashboard {
   private disposed = false;
   private timer: NodeJS.Timeout | undefined;
   private started = false;
+  /** The "what changed" message, kept to send again when the page reloads. */
+  private provenance: Extract<ToDashboard, { type: 'provenance' }> | undefined;
   /** The panel's post; set once the panel exists (the page's first message comes after). */
   post: (m: ToDashboard) => void = () => {};
 
@@ -82,9 +90,12 @@ class Dashboard {
       if (!this.started) {
         this.started = true;
         void this.loop();
+        // Only runs of the Runs view have a record to read provenance by (not metrics files or folders from the explorer).
+        if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
       } else {
         // The page was reloaded: send everything again.
         for (const r of this.runs) if (r.source) this.sendAll(r);
+        if (this.provenance) this.send(this.provenance);
       }
     } else if (msg.type === 'exportCsv') {
       await this.exportCsv(msg.suggestedName, msg.csv);
@@ -102,6 +113,48 @@ class Dashboard {
     await writeFile(uri.fsPath, csv);
     this.deps.ctx.log.info(`metrics: exported the visible data to ${uri.fsPath}`);
     void vscode.window.showInformationMessage(`MedRL: metrics saved to ${uri.fsPath}`);
+  }
+
+  /**
+   * What each run was made with differently from the earliest one compared (the baseline, whatever order the runs were
+   * picked or selected in), read once from the hosts.
+   */
+  private async compareProvenance(): Promise<void> {
+    const read = async (r: Followed): Promise<RunProvenance | Error> => {
+      const { host, path, record } = r.target;
+      if (host !== 'local' && !vscode.workspace.isTrusted) return new Error(`not connecting to ${host}: the workspace is not trusted`);
+      try {
+        return await readRunProvenance(await this.deps.pool.get(host), record!);
+      } catch (err) {
+        this.deps.ctx.log.error(`provenance: ${host}:${path}: ${errorMessage(err)}`);
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    };
+    const runs = [...this.runs].sort((x, y) => x.target.record!.created.localeCompare(y.target.record!.created));
+    const results = await Promise.all(runs.map(read));
+    // Run ids, as `medrl runs diff` takes them: runs of one spec share their name.
+    const label = (i: number) => runs[i]!.target.record!.id;
+    const base = results[0]!;
+    this.provenance = {
+      type: 'provenance',
+      baselineLabel: label(0),
+      comparisons: results.slice(1).map((p, k) => {
+        const i = k + 1;
+        const runId = runs[i]!.id;
+        const common = { runId, label: label(i) };
+        if (base instanceof Error || p instanceof Error) {
+          const failed = [
+            base instanceof Error ? `${label(0)}: ${base.message}` : '',
+            p instanceof Error ? `${label(i)}: ${p.message}` : '',
+          ];
+          return { ...common, differences: [], notes: [], error: failed.filter(Boolean).join('; ') };
+        }
+        const notes = [base.note ? `${label(0)}: ${base.note}` : '', p.note ? `${label(i)}: ${p.note}` : ''].filter(Boolean);
+        const differences = diffProvenance(base, p).map((d) => ({ path: d.path, a: valueText(d.a), b: valueText(d.b), diff: d.diff }));
+        return { ...common, differences, notes, error: null };
+      }),
+    };
+    this.send(this.provenance);
   }
 
   private sendAll(r: Followed): void {

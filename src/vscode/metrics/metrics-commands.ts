@@ -16,7 +16,9 @@ function toTarget(arg: unknown): DashboardTarget | undefined {
   const o = arg as Record<string, unknown>;
   if (typeof o.host === 'string' && typeof o.dir === 'string') {
     const fw = o.framework === 'verl' || o.framework === 'trl' ? o.framework : undefined;
-    return { host: o.host, path: o.dir, framework: fw, name: typeof o.name === 'string' ? o.name : undefined };
+    // A Runs view item carries its listing (`run`), whose record lets the dashboard compare provenance.
+    const record = (o.run as RunInfo | undefined)?.record;
+    return { host: o.host, path: o.dir, framework: fw, name: typeof o.name === 'string' ? o.name : undefined, record };
   }
   if ('run' in o) return toTarget(o.run);
   return undefined;
@@ -41,7 +43,7 @@ export const METRICS_COMMANDS: CommandTable = {
 };
 
 function runTarget(run: RunInfo): DashboardTarget {
-  return { host: run.host, path: run.record.dir, framework: run.record.framework, name: run.record.name };
+  return { host: run.host, path: run.record.dir, framework: run.record.framework, name: run.record.name, record: run.record };
 }
 
 export function openRunDashboardCommand(deps: Deps) {

@@ -15,6 +15,7 @@ import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import type { CommandTable, Deps } from '../deps';
 import type { RunsNode, RunsTree } from './runs-tree';
 import { runFileUri } from './run-file-provider';
+import { runDetailsUri } from './run-provenance';
 import { runSpecDocument } from '../active-file';
 import { specFileStem } from '../../core/checkpoints/resume-spec';
 import { requireTrust } from '../workspace-trust';
@@ -62,6 +63,7 @@ export const RUN_COMMANDS: CommandTable = {
   'medrl.cloneRunSpec': cloneRunSpecCommand,
   'medrl.openRunSpec': openRunSpecCommand,
   'medrl.openLaunchScript': openLaunchScriptCommand,
+  'medrl.showRunDetails': showRunDetailsCommand,
   'medrl.openRunFolder': openRunFolderCommand,
   'medrl.copyRunId': copyRunIdCommand,
   'medrl.followRunLogs': followRunLogsCommand,
@@ -225,6 +227,16 @@ export function openLaunchScriptCommand(deps: Deps) {
     const run = await runArg(deps, arg, 'Run whose launch script to open');
     if (!run) return;
     await vscode.window.showTextDocument(runFileUri(run.host, posix.join(run.record.dir, RUN_FILES.launch)), { preview: true });
+  };
+}
+
+/** A run's provenance (what `medrl runs show` prints) in a read-only editor. */
+export function showRunDetailsCommand(deps: Deps) {
+  return async (arg: unknown): Promise<void> => {
+    requireTrust('Reading run folders');
+    const run = await runArg(deps, arg, 'Run whose details to show');
+    if (!run) return;
+    await vscode.window.showTextDocument(runDetailsUri(run), { preview: true });
   };
 }
 

@@ -9,6 +9,8 @@ import { errorMessage, formatProblem } from '../../core/errors/located-error';
 import type { WorkspaceConfigState } from '../config/workspace-config-state';
 import type { Ctx } from '../ctx';
 import { treeGate, type MessageNode } from '../tree-gate';
+import { provenanceSummary } from '../../core/runs/provenance-text';
+import type { RunProvenances } from './run-provenance';
 
 /**
  * A run in the tree is also a run ref (`{ host, dir, framework, id }`), so commands of other features (dashboard, replay,
@@ -73,6 +75,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     private readonly ctx: Ctx,
     private readonly state: WorkspaceConfigState,
     private readonly pool: HostPool,
+    private readonly provenances: RunProvenances,
   ) {
     this.disposables = [state.onDidChange(() => void this.refresh()), vscode.workspace.onDidGrantWorkspaceTrust(() => void this.refresh())];
     void vscode.commands.executeCommand('setContext', 'medrl.runsGroupBy', this.groupBy);
@@ -158,6 +161,25 @@ export class RunsTree implements vscode.TreeDataProvider<RunsNode>, vscode.Dispo
     }
   }
 
+  /**
+   * A run's tooltip, built on hover (VS Code resolves only what getTreeItem left undefined): its record, then its
+   * provenance summary, read once per run, never while listing.
+   */
+  async resolveTreeItem(item: vscode.TreeItem, node: RunsNode): Promise<vscode.TreeItem> {
+    if (node.kind !== 'run') return item;
+    const md = runTooltip(node.run);
+    if (vscode.workspace.isTrusted) {
+      try {
+        const lines = provenanceSummary(await this.provenances.get(node.run));
+        if (lines.length) md.appendMarkdown('\n\n---\n\n').appendText(lines.join('\n'));
+      } catch (err) {
+        md.appendMarkdown('\n\n---\n\n').appendText(`provenance not read: ${errorMessage(err)}`);
+      }
+    }
+    item.tooltip = md;
+    return item;
+  }
+
   dispose(): void {
     clearTimeout(this.timer);
     for (const d of this.disposables) d.dispose();
@@ -190,7 +212,16 @@ function statusItem(state: RunState, runs: RunInfo[]): vscode.TreeItem {
   return item;
 }
 
-/** A run; grouped by status, its description names its host. */
+function runTooltip(run: RunInfo): vscode.MarkdownString {
+  const md = new vscode.MarkdownString();
+  md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
+  md.appendText(
+    `id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`,
+  );
+  return md;
+}
+
+/** A run; grouped by status, its description names its host; its tooltip is built on hover (resolveTreeItem). */
 function runItem(node: RunNode, showHost: boolean): vscode.TreeItem {
   const { run } = node;
   const item = new vscode.TreeItem(run.record.name, vscode.TreeItemCollapsibleState.None);
@@ -200,12 +231,6 @@ function runItem(node: RunNode, showHost: boolean): vscode.TreeItem {
     .filter(Boolean)
     .join(' · ');
   item.iconPath = runStateIcon(run.state);
-  const md = new vscode.MarkdownString();
-  md.appendMarkdown(`**${run.record.name}** · ${stateLabel(run)}\n\n`);
-  md.appendText(
-    `id: ${run.record.id}\nhost: ${run.host} (${run.record.scheduler}${run.record.jobId ? ` job ${run.record.jobId}` : run.record.pid ? ` pid ${run.record.pid}` : ''})\n${run.record.framework} ${run.record.algorithm}\ncreated: ${run.record.created}\nfolder: ${run.record.dir}${run.reason ? `\n${run.reason}` : ''}`,
-  );
-  item.tooltip = md;
   item.command = { command: 'medrl.followRunLogs', title: 'Follow Logs', arguments: [node] };
   return item;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildProvenance, provenanceSchema, publicUrl, sha256, type HostFacts, type Provenance } from '../../../src/core/runs/provenance';
 import { diffProvenance } from '../../../src/core/runs/provenance-diff';
-import { differenceLines } from '../../../src/core/runs/provenance-text';
+import { differenceLines, provenanceSummary } from '../../../src/core/runs/provenance-text';
 import { NO_MANIFEST, readRunProvenance, type RunProvenance } from '../../../src/core/runs/read-provenance';
 import { unifiedDiff } from '../../../src/core/format/unified-diff';
 import { LocalHost } from '../../../src/core/remote/local-host';
@@ -199,6 +199,19 @@ describe('diffProvenance', () => {
       diffProvenance(old, now).map((d) => [d.path, d.a, d.b]),
       [['overrides.trainer.total_epochs', 2, 1]],
     );
+  });
+});
+
+describe('provenanceSummary (the Runs view tooltip)', () => {
+  it('names data hashes and rows, reward hashes, trainer version and git commit, shortened', () => {
+    const p = side('run-a', 'name: x\n', 'def compute_score(): return 1\n');
+    p.record.trainerVersion = '0.4.1';
+    assert.deepEqual(provenanceSummary(p), [
+      `data.train: sha256 ${sha256('rows').slice(0, 12)}, rows 1000`,
+      `reward exact.py: sha256 ${sha256('def compute_score(): return 1\n').slice(0, 12)}`,
+      'trainer: 0.4.1',
+      `git: ${'a'.repeat(12)}`,
+    ]);
   });
 });
 

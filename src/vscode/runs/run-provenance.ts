@@ -1,0 +1,58 @@
+import * as vscode from 'vscode';
+import type { HostPool } from '../../core/remote/host-pool';
+import type { RunInfo } from '../../core/runs/list-runs';
+import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import { provenanceLines } from '../../core/runs/provenance-text';
+import { errorMessage } from '../../core/errors/located-error';
+import { requireTrust } from '../workspace-trust';
+import type { Ctx } from '../ctx';
+
+/**
+ * Runs' provenance, read at most once per run (a manifest never changes once written), for the Runs view's tooltips and
+ * Show Run Details. A read that fails is forgotten, so the next hover or command tries again.
+ */
+export class RunProvenances {
+  private readonly reads = new Map<string, Promise<RunProvenance>>();
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly pool: HostPool,
+  ) {}
+
+  get(run: RunInfo): Promise<RunProvenance> {
+    const key = `${run.host}\0${run.record.id}`;
+    let read = this.reads.get(key);
+    if (!read) {
+      read = (async () => readRunProvenance(await this.pool.get(run.host), run.record))();
+      read.catch((err: unknown) => {
+        this.reads.delete(key);
+        this.ctx.log.warn(`provenance of ${run.record.id} on ${run.host}: ${errorMessage(err)}`);
+      });
+      this.reads.set(key, read);
+    }
+    return read;
+  }
+}
+
+/** A run's details as a read-only document: `medrl-run-details://HOST/RUN_ID` (provenanceLines, as `medrl runs show`). */
+export const RUN_DETAILS_SCHEME = 'medrl-run-details';
+
+export function runDetailsUri(run: RunInfo): vscode.Uri {
+  return vscode.Uri.from({ scheme: RUN_DETAILS_SCHEME, authority: run.host, path: `/${run.record.id}` });
+}
+
+export class RunDetailsProvider implements vscode.TextDocumentContentProvider {
+  constructor(
+    private readonly provenances: RunProvenances,
+    /** The run of the Runs view a URI names (listing the hosts again when it is not there yet). */
+    private readonly findRun: (host: string, id: string) => Promise<RunInfo | undefined>,
+  ) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    requireTrust('Reading run folders');
+    const id = uri.path.replace(/^\//, '');
+    const run = await this.findRun(uri.authority, id);
+    if (!run) throw new Error(`run ${id} is not in the Runs view: refresh it, or check ${uri.authority} is reachable`);
+    return `${provenanceLines(await this.provenances.get(run)).join('\n')}\n`;
+  }
+}

@@ -1,0 +1,101 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runContextMenuItem, screenshot } from './harness/code-server';
+
+const REWARD = 'configs/rewards/multiple_choice_exact.py';
+
+function cli(args: string[], cwd: string): string {
+  return execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { cwd, encoding: 'utf8' });
+}
+
+/** The demo workspace with its runs in a temporary folder (as test/cli/provenance-cli.test.ts makes it). */
+function demoWorkspace(): string {
+  const root = mkdtempSync(join(tmpdir(), 'medrl-e2e-provenance-'));
+  const demo = join(root, 'demo');
+  cli(['demo', demo], root);
+  const cfg = parseDocument(readFileSync(join(demo, 'medrl.yaml'), 'utf8'));
+  cfg.setIn(['hosts', 'local', 'runsDir'], join(root, 'runs'));
+  writeFileSync(join(demo, 'medrl.yaml'), cfg.toString());
+  return demo;
+}
+
+/** local-demo.yaml with a train batch size, submitted with `medrl submit` and followed to its end (2 quick stand-in steps). */
+function submitWithBatch(demo: string, name: string, batch: number): string {
+  const doc = parseDocument(readFileSync(join(demo, 'configs/local-demo.yaml'), 'utf8'));
+  doc.setIn(['overrides', 'data.train_batch_size'], batch);
+  doc.setIn(['env', 'MEDRL_STANDIN_STEP_SECONDS'], '0.05');
+  doc.setIn(['env', 'MEDRL_STANDIN_STEPS'], '2');
+  writeFileSync(join(demo, `configs/${name}.yaml`), doc.toString());
+  const { id } = JSON.parse(cli(['submit', `configs/${name}.yaml`, '--json'], demo)) as { id: string };
+  cli(['logs', id, '--follow'], demo);
+  return id;
+}
+
+describe('provenance: what changed between two compared runs, in real VS Code (code-server + Chromium)', () => {
+  // The demo's own settings: workspace trust on, a fresh profile.
+  const cs = codeServerForSuite(JSON.parse(readFileSync(join(ROOT, 'scripts/demo-settings.json'), 'utf8')) as Record<string, unknown>);
+
+  it('two runs differing in one override and one reward line: the dashboard strip shows exactly those two', async () => {
+    const demo = demoWorkspace();
+    const a = submitWithBatch(demo, 'a', 8);
+    const reward = readFileSync(join(demo, REWARD), 'utf8');
+    writeFileSync(join(demo, REWARD), reward.replace('    if not pred_n:\n', '    if not pred_n or pred_n == "none":\n'));
+    const b = submitWithBatch(demo, 'b', 16);
+
+    const page = await cs.open(demo);
+    const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
+    await prompt.waitFor({ timeout: 30_000 });
+    await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
+    await prompt.waitFor({ state: 'detached' });
+    await openMedrlContainer(page);
+    await focusPane(page, 'Runs');
+
+    // Both runs, newest first, share the spec's name: select both and compare them from the context menu.
+    const runs = pane(page, 'Runs');
+    const rows = runs.locator('.monaco-list-row', { hasText: 'succeeded' });
+    await rows.nth(1).waitFor({ timeout: 30_000 });
+    await rows.nth(0).click();
+    await rows.nth(1).click({ modifiers: ['Control'] });
+    await runContextMenuItem(page, rows.nth(1), 'Compare Runs');
+
+    const frame = page.frameLocator('iframe.webview.ready >> nth=-1').frameLocator('#active-frame');
+    const strip = frame.locator('#what-changed .change-row');
+    await strip.waitFor({ timeout: 30_000 });
+    // The earlier run is the baseline, whichever was selected first.
+    assert.equal((await strip.locator('.versus').innerText()).trim(), `${b} vs ${a}:`);
+    const changes = strip.locator('.change');
+    assert.deepEqual(await changes.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.path)), [
+      'overrides.data.train_batch_size',
+      'reward.files.multiple_choice_exact.py',
+    ]);
+    assert.equal(await changes.nth(0).innerText(), 'overrides.data.train_batch_size 8 \u2192 16');
+    assert.equal(await changes.nth(1).locator('summary').innerText(), 'reward.files.multiple_choice_exact.py changed (+1 \u22121)');
+    assert.equal(await frame.locator('#what-changed .change-note').count(), 0, 'both runs have a manifest');
+
+    // The reward diff opens below, as text.
+    await changes.nth(1).locator('summary').click();
+    const diff = changes.nth(1).locator('pre.diff');
+    await diff.waitFor();
+    const text = await diff.innerText();
+    assert.match(text, /^- {4}if not pred_n:$/m);
+    assert.match(text, /^\+ {4}if not pred_n or pred_n == "none":$/m);
+    copyFileSync(await screenshot(page, 'provenance'), join(ROOT, 'docs/images/provenance.png'));
+
+    // The Runs view: a run's tooltip sums up its provenance; Show Run Details opens it whole, read-only.
+    await rows.nth(1).hover();
+    await page
+      .locator('.monaco-hover, .workbench-hover', { hasText: /data\.train: sha256 [0-9a-f]{12}, rows (\d+|\?)/ })
+      .first()
+      .waitFor({ timeout: 20_000 });
+    await runContextMenuItem(page, rows.nth(1), 'Show Run Details');
+    const editor = page.locator('.monaco-editor .view-lines').filter({ hasText: 'spec: spec.yaml sha256' }).first();
+    await editor.waitFor({ timeout: 20_000 });
+    assert.match(await editor.innerText(), new RegExp(`^run (${a}|${b}) \\(demo-pubmedqa-grpo\\) on local`, 'm'));
+    await page.close();
+  });
+});
