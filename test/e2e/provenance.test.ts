@@ -86,16 +86,18 @@ describe('provenance: what changed between two compared runs, in real VS Code (c
     assert.match(text, /^\+ {4}if not pred_n or pred_n == "none":$/m);
     copyFileSync(await screenshot(page, 'provenance'), join(ROOT, 'docs/images/provenance.png'));
 
-    // The Runs view: a run's tooltip sums up its provenance; Show Run Details opens it whole, read-only.
+    // The Runs view: a run's tooltip sums up its provenance (markdown: its spaces are non-breaking, hence \s); Show Run
+    // Details opens it whole, read-only.
     await rows.nth(1).hover();
     await page
-      .locator('.monaco-hover, .workbench-hover', { hasText: /data\.train: sha256 [0-9a-f]{12}, rows (\d+|\?)/ })
+      .locator('.monaco-hover, .workbench-hover', { hasText: /data\.train:\s+sha256\s+[0-9a-f]{12},\s+rows\s+(\d+|\?)/ })
       .first()
       .waitFor({ timeout: 20_000 });
     await runContextMenuItem(page, rows.nth(1), 'Show Run Details');
     const editor = page.locator('.monaco-editor .view-lines').filter({ hasText: 'spec: spec.yaml sha256' }).first();
     await editor.waitFor({ timeout: 20_000 });
-    assert.match(await editor.innerText(), new RegExp(`^run (${a}|${b}) \\(demo-pubmedqa-grpo\\) on local`, 'm'));
+    // The editor draws spaces as non-breaking ones.
+    assert.match((await editor.innerText()).replace(/\u00a0/g, ' '), new RegExp(`^run (${a}|${b}) \\(demo-pubmedqa-grpo\\) on local`, 'm'));
     await page.close();
   });
 });
