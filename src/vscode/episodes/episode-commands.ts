@@ -6,6 +6,7 @@ import { discoverEpisodes } from '../../core/episodes/discover';
 import { ReplaySession } from '../../core/episodes/replay-session';
 import { openReplayPanel } from './replay-panel';
 import { BROWSE, pickRun } from '../pickers';
+import { isRunRef } from '../runs/run-ref';
 import { isTrainingRun } from '../../core/runs/run-pick';
 
 /**
@@ -17,15 +18,6 @@ type ReplayArg =
   | vscode.Uri
   | string
   | undefined;
-
-function isRunRef(a: unknown): a is { host: string; dir: string; episode?: { set: string; step: number; index: number } } {
-  return (
-    typeof a === 'object' &&
-    a !== null &&
-    typeof (a as { host?: unknown }).host === 'string' &&
-    typeof (a as { dir?: unknown }).dir === 'string'
-  );
-}
 
 async function target(deps: Deps, arg: ReplayArg): Promise<{ host: string; path: string } | undefined> {
   if (isRunRef(arg)) return { host: arg.host, path: arg.dir };

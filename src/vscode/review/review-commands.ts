@@ -11,20 +11,12 @@ import { sampleQueue, type QueueCandidate } from '../../core/review/review-queue
 import { queueCandidates } from '../../core/review/run-reviews';
 import { rubricCriteria } from '../../core/config/workspace-config';
 import { BROWSE, pickRun } from '../pickers';
+import { isRunRef } from '../runs/run-ref';
+import type { RunRef } from '../../core/reward/backtest';
 import { requireTrust } from '../workspace-trust';
 import { openReviewPanel, queueHashes } from './review-panel';
 import { openAgreementPanel } from './agreement-panel';
 import { exportReviews } from './review-export';
-
-/** A run as the Runs view's item or another feature passes it. */
-interface RunRef {
-  host: string;
-  dir: string;
-}
-
-function isRunRef(a: unknown): a is RunRef {
-  return typeof a === 'object' && a !== null && typeof (a as RunRef).host === 'string' && typeof (a as RunRef).dir === 'string';
-}
 
 export const REVIEW_COMMANDS: CommandTable = {
   'medrl.reviewEpisodes': reviewEpisodesCommand,
@@ -43,7 +35,7 @@ function reviewSettings() {
 }
 
 /** The run from the Runs view's item, or picked from every host's training runs. */
-export async function runOf(deps: Deps, arg: unknown, title: string): Promise<RunRef | undefined> {
+async function runOf(deps: Deps, arg: unknown, title: string): Promise<RunRef | undefined> {
   requireTrust('Reviewing episodes on hosts');
   if (isRunRef(arg)) return { host: arg.host, dir: arg.dir };
   const run = await pickRun(deps, { title, filter: isTrainingRun });
