@@ -15,6 +15,7 @@ import type { RunSpecs } from './runs/run-specs';
 import type { RunLogFollowers } from './runs/run-log-followers';
 import type { RunWatch } from './runs/run-watch';
 import type { SecretSource } from '../core/submit/run-environment';
+import type { RunProvenances } from './runs/run-provenance';
 
 /**
  * What the features of the window share, built once in extension.ts (createDeps) and handed whole to every command.
@@ -49,6 +50,8 @@ export interface Deps {
   runWatch: RunWatch;
   /** What runs get from SecretStorage: judge and service keys, tokens. */
   runSecrets: SecretSource;
+  /** Runs' provenance manifests, each read once. */
+  runProvenances: RunProvenances;
 }
 
 /** A command's handler; VS Code passes the arguments (a tree node, a URI, the selection). */

@@ -119,6 +119,7 @@ function createDeps(ctx: Ctx): Deps {
     runLogs,
     runWatch,
     runSecrets,
+    runProvenances,
   };
 }
 

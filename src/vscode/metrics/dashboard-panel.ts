@@ -9,7 +9,7 @@ import { toJsonMetric, type JsonMetric } from '../../core/metrics/metric-value';
 import type { Framework } from '../../core/metrics/metric-log-parser';
 import { errorMessage, formatProblem } from '../../core/errors/located-error';
 import type { RunRecord } from '../../core/runs/run-record';
-import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import type { RunProvenance } from '../../core/runs/read-provenance';
 import { diffProvenance } from '../../core/runs/provenance-diff';
 import { valueText } from '../../core/runs/provenance-text';
 
@@ -121,12 +121,12 @@ class Dashboard {
    */
   private async compareProvenance(): Promise<void> {
     const read = async (r: Followed): Promise<RunProvenance | Error> => {
-      const { host, path, record } = r.target;
+      const { host, record } = r.target;
       if (host !== 'local' && !vscode.workspace.isTrusted) return new Error(`not connecting to ${host}: the workspace is not trusted`);
       try {
-        return await readRunProvenance(await this.deps.pool.get(host), record!);
+        return await this.deps.runProvenances.get({ host, record: record! });
       } catch (err) {
-        this.deps.ctx.log.error(`provenance: ${host}:${path}: ${errorMessage(err)}`);
+        // RunProvenances logged it; the strip says it in the run's place.
         return err instanceof Error ? err : new Error(String(err));
       }
     };

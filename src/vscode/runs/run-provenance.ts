@@ -8,8 +8,8 @@ import { requireTrust } from '../workspace-trust';
 import type { Ctx } from '../ctx';
 
 /**
- * Runs' provenance, read at most once per run (a manifest never changes once written), for the Runs view's tooltips and
- * Show Run Details. A read that fails is forgotten, so the next hover or command tries again.
+ * Runs' provenance, read at most once per run (a manifest never changes once written), for the Runs view's tooltips, Show
+ * Run Details and the dashboard's comparison. A read that fails is forgotten, so the next hover or command tries again.
  */
 export class RunProvenances {
   private readonly reads = new Map<string, Promise<RunProvenance>>();
@@ -19,7 +19,7 @@ export class RunProvenances {
     private readonly pool: HostPool,
   ) {}
 
-  get(run: RunInfo): Promise<RunProvenance> {
+  get(run: Pick<RunInfo, 'host' | 'record'>): Promise<RunProvenance> {
     const key = `${run.host}\0${run.record.id}`;
     let read = this.reads.get(key);
     if (!read) {
