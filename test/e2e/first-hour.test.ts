@@ -5,16 +5,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import {
-  ROOT,
-  codeServerForSuite,
-  focusPane,
-  openMedrlContainer,
-  pane,
-  pickQuickItem,
-  runCommand,
-  screenshot,
-} from './harness/code-server';
+import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runCommandAndPick, screenshot } from './harness/code-server';
 import { playgroundFrame, webviewWith } from './harness/playground-frame';
 
 /** The README's and the walkthrough's pictures: taken here, on the demo, so they show the product as it is. */
@@ -79,16 +70,14 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
     await picture(page, 'runs');
 
     // Its curves: from the palette, nothing selected; the command asks which run.
-    await runCommand(page, 'MedRL: Open Run Dashboard');
-    await pickQuickItem(page, 'demo-pubmedqa-grpo');
+    await runCommandAndPick(page, 'MedRL: Open Run Dashboard', 'demo-pubmedqa-grpo');
     const dashboard = await webviewWith(page, 'main.charts', 'run dashboard');
     await dashboard.locator('section.chart[data-chart="reward"]').waitFor({ timeout: 60_000 });
     await dashboard.locator('section.chart[data-chart="reward"] .u-over').waitFor({ timeout: 30_000 });
     await picture(page, 'dashboard');
 
     // An episode: the same, from the palette.
-    await runCommand(page, 'MedRL: Open Episode Replay');
-    await pickQuickItem(page, 'demo-pubmedqa-grpo');
+    await runCommandAndPick(page, 'MedRL: Open Episode Replay', 'demo-pubmedqa-grpo');
     const replay = await webviewWith(page, '.vlist-row', 'episode replay');
     await replay.locator('.vlist-row[data-index]').first().waitFor({ timeout: 60_000 });
     await replay.locator('.episode .ep-title').first().waitFor({ timeout: 30_000 });
@@ -97,15 +86,13 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
     await picture(page, 'replay');
 
     // The last two screens of the README: a dataset preview and the reward playground.
-    await runCommand(page, 'MedRL: Preview Dataset');
-    await pickQuickItem(page, /train\.parquet[\s\S]*pubmedqa/);
+    await runCommandAndPick(page, 'MedRL: Preview Dataset', /train\.parquet[\s\S]*pubmedqa/);
     const dataset = await webviewWith(page, '.table-header', 'dataset preview');
     await dataset.locator('.meta', { hasText: 'verl RL rows · 180 rows' }).waitFor({ timeout: 60_000 });
     await picture(page, 'dataset');
 
     // A reward function tried on the run's own answers: back-test from the palette, the run asked for.
-    await runCommand(page, "MedRL: Back-test a Reward Function on a Run's Rollouts");
-    await pickQuickItem(page, 'demo-pubmedqa-grpo');
+    await runCommandAndPick(page, "MedRL: Back-test a Reward Function on a Run's Rollouts", 'demo-pubmedqa-grpo');
     const playground = await playgroundFrame(page);
     await playground.locator('#status', { hasText: /\d+ samples from local:.*\/rollouts/ }).waitFor({ timeout: 30_000 });
     await playground.locator('#scorer-a').click();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clinicWorkspace } from './harness/clinic-workspace';
-import { codeServerForSuite, focusPane, openMedrlContainer, pane, pickQuickItem, runCommand, screenshot } from './harness/code-server';
+import { codeServerForSuite, focusPane, openMedrlContainer, pane, runCommand, runCommandAndPick, screenshot } from './harness/code-server';
 
 // What is planted: a phone number (its count is asserted), an email and a name; none of their text may show.
 const PLANTED = ['617-555-0142', 'jane.roe@example.org', 'Jane Roe'];
@@ -27,8 +27,7 @@ describe('scanning a dataset for identifiers in real VS Code (code-server + Chro
     await row.waitFor({ timeout: 30_000 });
 
     // Nothing selected and no file open: the command asks which dataset.
-    await runCommand(page, 'MedRL: Scan Dataset for Identifiers');
-    await pickQuickItem(page, 'clinic.jsonl');
+    await runCommandAndPick(page, 'MedRL: Scan Dataset for Identifiers', 'clinic.jsonl');
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: /\d+ identifiers? in clinic\.jsonl: .*\d+ phone/ });
     await toast.waitFor({ timeout: 60_000 });
     const note = await toast.innerText();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { Frame, Page } from 'playwright-core';
-import { ROOT, codeServerForSuite, pickQuickItem, runCommand, screenshot } from './harness/code-server';
+import { ROOT, codeServerForSuite, runCommandAndPick, screenshot } from './harness/code-server';
 import { webviewWith } from './harness/playground-frame';
 
 const CLI = join(ROOT, 'dist/cli.js');
@@ -54,8 +54,7 @@ describe('clinician review: a queue of 50 demo episodes reviewed with the keyboa
 
     // From the palette with nothing selected: the run, the reviewer's name, the queue's size.
     const started = Date.now();
-    await runCommand(page, 'MedRL: Review Episodes…');
-    await pickQuickItem(page, 'demo-pubmedqa-grpo');
+    await runCommandAndPick(page, 'MedRL: Review Episodes…', 'demo-pubmedqa-grpo');
     const input = page.locator('.quick-input-widget input');
     await page.locator('.quick-input-widget', { hasText: 'Reviewer name' }).waitFor({ timeout: 30_000 });
     await input.fill('dr-lee');
@@ -145,8 +144,7 @@ describe('clinician review: a queue of 50 demo episodes reviewed with the keyboa
     assert.equal(blindChecks, QUEUE);
 
     // Agreement: the reviewer against the reward, from the palette.
-    await runCommand(page, 'MedRL: Show Review Agreement');
-    await pickQuickItem(page, 'demo-pubmedqa-grpo');
+    await runCommandAndPick(page, 'MedRL: Show Review Agreement', 'demo-pubmedqa-grpo');
     const agreement = await webviewWith(page, 'table.pairs', 'review agreement');
     await agreement.locator('table.pairs td', { hasText: 'dr-lee' }).first().waitFor({ timeout: 30_000 });
     await agreement.locator('table.pairs td', { hasText: 'reward' }).first().waitFor();
@@ -160,8 +158,7 @@ describe('clinician review: a queue of 50 demo episodes reviewed with the keyboa
     await replay.locator('.episode .ep-title', { hasText: which }).waitFor({ timeout: 30_000 });
 
     // Export for a paper: the CSV where the user says, the κ table beside it.
-    await runCommand(page, 'MedRL: Export Reviews…');
-    await pickQuickItem(page, 'demo-pubmedqa-grpo');
+    await runCommandAndPick(page, 'MedRL: Export Reviews…', 'demo-pubmedqa-grpo');
     const csv = join(workspace, 'dr-lee-reviews.csv');
     const pathInput = page.locator('.quick-input-widget input');
     await page.locator('.quick-input-widget', { hasText: 'Save the reviews as CSV' }).waitFor({ timeout: 30_000 });

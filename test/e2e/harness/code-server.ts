@@ -223,14 +223,49 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-/** Clicks the first row of the open quick pick that has `text`, as a user does; on a timeout, says which rows it had. */
+/**
+ * Runs a command that asks with a titled quick pick, then clicks its row with `item`. The palette hides without running
+ * anything when a webview that has just loaded takes the focus between typing and Enter: when no titled quick pick opens,
+ * run the command again, once, as a user would.
+ */
+export async function runCommandAndPick(page: Page, title: string, item: string | RegExp): Promise<void> {
+  const asked = page.locator('.quick-input-widget .quick-input-title').filter({ hasText: /\S/ }).first();
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(page, title);
+    if (
+      await asked.waitFor({ timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
+    if (attempt === 2) throw new Error(`${title}: no quick pick opened after running it twice; ${await quickInputState(page)}`);
+    console.log(`[harness] ${title}: no quick pick opened; running it again`);
+  }
+  await pickQuickItem(page, item);
+}
+
+/** Clicks the first row of the open quick pick that has `text`, as a user does; on a timeout, says what the pick showed. */
 export async function pickQuickItem(page: Page, text: string | RegExp): Promise<void> {
   const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
   await row.waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
-    const rows = await page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
-    throw new Error(`no quick pick row with ${String(text)}; the rows: ${rows.join(' | ') || 'none'}: ${String(err)}`);
+    throw new Error(`no quick pick row with ${String(text)}; ${await quickInputState(page)}: ${String(err)}`);
   });
   await row.click();
+}
+
+/** What the quick input and the notifications show, for a failure message. */
+async function quickInputState(page: Page): Promise<string> {
+  const widget = page.locator('.quick-input-widget');
+  const open = await widget.isVisible();
+  const title = open ? await widget.locator('.quick-input-title').innerText() : '';
+  const placeholder = open ? await widget.locator('input').getAttribute('placeholder') : '';
+  const rows = open ? await widget.locator('.quick-input-list .monaco-list-row').allInnerTexts() : [];
+  const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+  return [
+    open ? `the quick pick "${title}" (${placeholder ?? ''}) had rows: ${rows.join(' | ') || 'none'}` : 'no quick pick was open',
+    `notifications: ${toasts.join(' | ').replace(/\s+/g, ' ') || 'none'}`,
+  ].join('; ');
 }
 
 /** Opens a workspace file by name through Quick Open (Ctrl+P), as a user does, and waits for its editor tab. */
