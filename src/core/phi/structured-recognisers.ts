@@ -155,8 +155,11 @@ const RECOGNISERS: Recogniser[] = [
     anchor: { lead: 0, run: (n, c) => n <= 2 && (c === '/' || c === '.' || c === '-') },
   },
   {
+    // ISO 8601, with its time and zone when it has them (2023-04-01T10:00:00.000Z, 2023-04-01 10:00): the whole timestamp is
+    // the identifier, as exports of health records and parquet timestamp columns (read as ISO strings) write it.
     category: 'date',
-    pattern: /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b/y,
+    pattern:
+      /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?(?![\w:])|\b)/y,
     anchor: { lead: 0, run: (n, c) => n === 4 && c === '-' },
   },
   {

@@ -9,11 +9,15 @@ export function fieldPath(parent: string, key: string | number): string {
  * values (numbers, bigints, bytes, dates) as they are.
  */
 export function mapStrings<T>(value: T, fn: (s: string) => string): T {
-  if (typeof value === 'string') return fn(value) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => mapStrings(v, fn)) as T;
+  return mapLeaves(value, (v) => (typeof v === 'string' ? fn(v) : v));
+}
+
+/** `value` with every leaf inside it (what is not an array or a plain object; keys left as they are) replaced by `fn` of it. */
+export function mapLeaves<T>(value: T, fn: (leaf: unknown) => unknown): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => mapLeaves(v, fn)) as T;
   if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, fn)])) as T;
-  return value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapLeaves(v, fn)])) as T;
+  return fn(value) as T;
 }
 
 /** Every string inside a value (object keys excluded) with its field path, in document order. */

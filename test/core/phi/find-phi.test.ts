@@ -45,6 +45,12 @@ describe('findPhi', () => {
       'date:3/14',
       'date:May 2019',
     ]);
+    // A timestamp is one identifier with its time and zone, as health-record exports and parquet timestamp columns write it.
+    assert.deepEqual(found('Admitted 2023-04-01T10:05:00.000Z, seen 2023-04-02 08:30, out 2023-04-03T09:00:00+01:00.'), [
+      'date:2023-04-01T10:05:00.000Z',
+      'date:2023-04-02 08:30',
+      'date:2023-04-03T09:00:00+01:00',
+    ]);
   });
 
   it('leaves clinical look-alikes alone', () => {

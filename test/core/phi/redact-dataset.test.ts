@@ -10,6 +10,7 @@ import { openDataset } from '../../../src/core/datasets/open-dataset';
 import { readRows } from '../../../src/core/datasets/dataset-reader';
 import { rowsToParquet } from '../../../src/core/datasets/parquet-rows';
 import { redactDataset, SameFileError } from '../../../src/core/phi/redact-dataset';
+import { newPhiSummary, scanDataset } from '../../../src/core/phi/scan-dataset';
 import { redactJsonText } from '../../../src/core/phi/redact-json-text';
 import { redactText } from '../../../src/core/phi/redact-text';
 import { hostAsyncBuffer } from '../../../src/core/io/host-async-buffer';
@@ -106,6 +107,44 @@ describe('phi redact of datasets', () => {
       reward_model: { ground_truth: 'yes' },
       extra_info: { index: 7 },
     });
+  });
+
+  it('parquet: a timestamp column is reported as dates, and redacted to null with its type kept (required made optional)', async () => {
+    const src = write(
+      'admissions.parquet',
+      new Uint8Array(
+        parquetWriteBuffer({
+          columnData: [
+            { name: 'note', data: ['cough', 'fever'], type: 'STRING' },
+            {
+              name: 'admitted',
+              data: [new Date('2023-04-01T10:05:00Z'), new Date('2024-12-25T00:00:00Z')],
+              type: 'TIMESTAMP',
+              nullable: false,
+            },
+          ],
+        }),
+      ),
+    );
+    const summary = newPhiSummary();
+    const hits = [];
+    for await (const h of scanDataset(await openDataset(host, src), summary)) hits.push(`${h.line} ${h.field} ${h.category} ${h.text}`);
+    assert.deepEqual(hits, ['1 admitted date 2023-04-01T10:05:00.000Z', '2 admitted date 2024-12-25T00:00:00.000Z']);
+    const out = join(dir, 'admissions.out.parquet');
+    const s = await redactDataset(host, src, out);
+    assert.deepEqual(s.counts, { date: 2 });
+    assert.deepEqual(
+      (await readRows(await openDataset(host, out), 0, 10)).map((r) => r.value),
+      [
+        { note: 'cough', admitted: null },
+        { note: 'fever', admitted: null },
+      ],
+    );
+    const column = async (f: string) =>
+      (await parquetMetadataAsync(await hostAsyncBuffer(host, f))).schema.find((e) => e.name === 'admitted')!;
+    const [was, now] = [await column(src), await column(out)];
+    assert.equal(was.repetition_type, 'REQUIRED');
+    assert.deepEqual(now, { ...was, repetition_type: 'OPTIONAL' });
   });
 
   it('parquet: the real TRL completions fixture keeps its schema, row count and every value but redacted strings', async () => {
