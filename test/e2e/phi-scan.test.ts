@@ -1,9 +1,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { join } from 'node:path';
 import { clinicWorkspace } from './harness/clinic-workspace';
-import { codeServerForSuite, focusPane, openMedrlContainer, pane, runCommand, runCommandAndPick, screenshot } from './harness/code-server';
+import {
+  ROOT,
+  codeServerForSuite,
+  focusPane,
+  openMedrlContainer,
+  pane,
+  runCommand,
+  runCommandAndPick,
+  screenshot,
+} from './harness/code-server';
 
 // What is planted: a phone number (its count is asserted), an email and a name; none of their text may show.
 const PLANTED = ['617-555-0142', 'jane.roe@example.org', 'Jane Roe'];
@@ -19,6 +29,25 @@ describe('scanning a dataset for identifiers in real VS Code (code-server + Chro
     const ws = clinicWorkspace(
       'medrl-phi-scan-',
       (i) => `Patient: Jane Roe. Case ${i}: call back at 617-555-0142 or write to jane.roe@example.org.`,
+    );
+    // A run spec that trains on the file.
+    mkdirSync(join(ws, 'configs/rewards'), { recursive: true });
+    copyFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), join(ws, 'configs/rewards/multiple_choice_exact.py'));
+    writeFileSync(
+      join(ws, 'configs/clinic-grpo.yaml'),
+      [
+        'name: clinic-grpo',
+        'framework: verl',
+        'algorithm: grpo',
+        'host: local',
+        'model: Qwen/Qwen2.5-0.5B-Instruct',
+        'data:',
+        '  train: data/clinic.jsonl',
+        'reward:',
+        '  path: configs/rewards/multiple_choice_exact.py',
+        '  function: compute_score',
+        '',
+      ].join('\n'),
     );
     const page = await cs.open(ws);
     await openMedrlContainer(page);
@@ -63,6 +92,28 @@ describe('scanning a dataset for identifiers in real VS Code (code-server + Chro
     assert.match(tip, /Identifiers \(scanned \d+ (s|min) ago\): .*3 phone/);
     assertNoPlanted(tip, 'the tooltip');
     await screenshot(page, 'phi-scan-tooltip');
+
+    // Uploading the file, or submitting a run that trains on it, stops first with the scan's counts (never the text);
+    // Cancel uploads and submits nothing.
+    await runCommandAndPick(page, 'MedRL: Upload Dataset to Host…', 'clinic.jsonl');
+    await cancelWarning(page, /clinic\.jsonl holds \d+ identifiers \(.*3 phone.*\)\. Upload anyway\?/);
+    await runCommandAndPick(page, 'MedRL: Submit Run Spec', 'clinic-grpo');
+    await cancelWarning(page, /clinic\.jsonl holds \d+ identifiers \(.*3 phone.*\)\. Submit anyway\?/);
+    await page.waitForTimeout(1000);
+    const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+    assert.ok(!toasts.some((t) => /submitted|uploaded/.test(t)), `nothing was submitted or uploaded: ${toasts.join(' | ')}`);
     await page.close();
   });
 });
+
+/** The modal warning before an upload or a submit: its text says `counts`, quotes nothing planted, and Cancel closes it. */
+async function cancelWarning(page: Page, counts: RegExp): Promise<void> {
+  const dialog = page.locator('.monaco-dialog-box', { hasText: 'identifiers' });
+  await dialog.waitFor({ timeout: 60_000 });
+  const text = (await dialog.innerText()).replace(/\s+/g, ' ');
+  assert.match(text, counts);
+  assertNoPlanted(text, 'the warning');
+  await screenshot(page, `phi-warning-${/Upload anyway/.test(text) ? 'upload' : 'submit'}`);
+  await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}
