@@ -1,4 +1,4 @@
-import nlp from 'compromise/two';
+import type nlpType from 'compromise/two';
 
 /**
  * Person names from compromise's curated English lexicon (about 3,100 first names and 900 surnames). A word that is also a
@@ -34,6 +34,12 @@ export function nameWords(): NameWords {
   const first: string[] = [];
   const last: string[] = [];
   const common: string[] = [];
+  // Required here, not imported: compromise takes about 0.3 s to load, which every CLI command and the extension's start
+  // would pay while only a PHI scan or a masked view needs it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = require('compromise/two') as typeof nlpType | { default: typeof nlpType };
+  // Its `require` export is the function itself; tsx and esbuild may hand over the ES module's namespace instead.
+  const nlp = 'default' in loaded ? loaded.default : loaded;
   const all = (nlp.model() as { one: { lexicon: Record<string, string | string[]> } }).one.lexicon;
   for (const [word, tags] of Object.entries(all)) {
     if (word.includes(' ')) continue;
