@@ -27,6 +27,7 @@ import { RunLogFollowers } from './runs/run-log-followers';
 import { RunWatch } from './runs/run-watch';
 import { RUN_FILE_SCHEME, RunFileProvider } from './runs/run-file-provider';
 import { RUN_DETAILS_SCHEME, RunDetailsProvider, RunProvenances } from './runs/run-provenance';
+import { RERUN_DIFFERENCES_SCHEME, RerunDifferencesProvider } from './runs/rerun-differences';
 import { TOKEN_COMMANDS, secretStorageSource } from './runs/run-secrets';
 import { EPISODE_COMMANDS } from './episodes/episode-commands';
 import { REVIEW_COMMANDS } from './review/review-commands';
@@ -100,6 +101,7 @@ function createDeps(ctx: Ctx): Deps {
     runSpecs,
     vscode.workspace.registerTextDocumentContentProvider(RUN_FILE_SCHEME, new RunFileProvider(pool)),
     vscode.workspace.registerTextDocumentContentProvider(RUN_DETAILS_SCHEME, new RunDetailsProvider(runProvenances, findRun)),
+    vscode.workspace.registerTextDocumentContentProvider(RERUN_DIFFERENCES_SCHEME, new RerunDifferencesProvider()),
     runLogs,
     runWatch,
   );

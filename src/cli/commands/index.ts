@@ -7,7 +7,7 @@ import { execCommand, hostsCheckCommand, hostsListCommand, hostsStatusCommand } 
 import { metricsCommand } from './metrics';
 import { checkpointsCommand, downloadCommand, mergeCommand } from './checkpoints';
 import { serveCommand, servicesListCommand, servicesRestartCommand, servicesStopCommand } from './services';
-import { cancelCommand, logsCommand, runsCommand, runsDiffCommand, runsShowCommand, submitCommand } from './runs';
+import { cancelCommand, logsCommand, runsCommand, runsDiffCommand, runsRerunCommand, runsShowCommand, submitCommand } from './runs';
 import { datasetConvertCommand, datasetInspectCommand } from './dataset';
 import { episodesCommand } from './episodes';
 import { phiRedactCommand, phiScanCommand } from './phi';
@@ -41,6 +41,7 @@ export const commands: Command[] = [
   runsCommand,
   runsShowCommand,
   runsDiffCommand,
+  runsRerunCommand,
   cancelCommand,
   logsCommand,
   episodesCommand,

@@ -12,6 +12,7 @@ import { listAllRuns, findRun, findRuns } from '../../core/runs/run-catalog';
 import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
 import { diffProvenance } from '../../core/runs/provenance-diff';
 import { differenceLines, provenanceLines } from '../../core/runs/provenance-text';
+import { RerunRefused, rerunExactly } from '../../core/runs/rerun-exactly';
 import { cancelRun } from '../../core/runs/cancel-run';
 import { followLog, followRun } from '../../core/runs/follow-log';
 import { isActive, RUN_FILES } from '../../core/runs/run-record';
@@ -202,6 +203,47 @@ export const runsDiffCommand: Command = {
       if (ctx.json) printJson(ctx, { differences, notes });
       else printLines(ctx, [...notes, ...differenceLines(differences)]);
       return 0;
+    });
+  },
+};
+
+export const runsRerunCommand: Command = {
+  path: ['runs', 'rerun'],
+  summary: "Re-run a run exactly: submit its spec again, refused when the host's data, model or versions or the reward files differ",
+  usage: 'medrl runs rerun ID [--host H] [--config FILE_OR_DIR] [--json]',
+  details:
+    'ID: a run id, or a unique prefix of one. Submits the run\'s spec.yaml (as its run folder holds it) to its host (--host: to another host), with the workspace\'s reward files, after measuring the host as at submit and comparing with the run\'s provenance.json: the data\'s sha256, size and rows, the model, the environment\'s versions, the git commit, services, judges and the reward files. Anything that differs refuses the re-run, nothing is written, and each difference is printed as `path: recorded → now` (exit code 1). The new run\'s manifest records rerunOf. --json: {"id", "host", "dir", "rerunOf"}, or {"refused", "rerunOf", "differences"}.',
+  options: { ...configOption, host: { type: 'string' } },
+  async run(ctx) {
+    const id = ctx.positionals[0];
+    if (!id) throw new UsageError('which run? see medrl runs');
+    return withWorkspace(ctx, async ({ file, config, pool }) => {
+      const run = await findRun(pool, workspaceHosts(config), id);
+      const then = await readRunProvenance(await pool.get(run.host), run.record);
+      try {
+        const { record, rerunOf } = await rerunExactly({
+          then,
+          config,
+          workspaceRoot: dirname(file),
+          pool,
+          // Secrets come from this shell's environment, as for medrl submit.
+          secrets: environmentSecrets(),
+          host: ctx.values.host as string | undefined,
+        });
+        if (ctx.json) printJson(ctx, { id: record.id, host: record.host, dir: record.dir, rerunOf });
+        else
+          printLines(ctx, [
+            `re-ran ${rerunOf.id} exactly as ${record.id} on ${record.host}`,
+            `run folder: ${record.dir}`,
+            `follow it: medrl logs ${record.id} --follow`,
+          ]);
+        return 0;
+      } catch (err) {
+        if (!(err instanceof RerunRefused)) throw err;
+        if (ctx.json) printJson(ctx, { refused: err.summary, rerunOf: err.rerunOf, differences: err.differences });
+        else for (const line of [err.summary, ...err.lines()]) printError(ctx, line);
+        return 1;
+      }
     });
   },
 };

@@ -20,6 +20,7 @@ export function provenanceLines(p: RunProvenance): string[] {
   if (p.note) out.push(p.note);
   if (m.submitted)
     out.push(`submitted by ${m.submitted.user} on ${m.submitted.machine} from ${m.submitted.workspace} at ${m.submitted.at}`);
+  if (m.rerunOf) out.push(`re-run exactly of ${m.rerunOf.id} on ${m.rerunOf.host}`);
   out.push(`spec: ${m.spec.file} sha256 ${m.spec.sha256}`);
   if (m.reward) {
     out.push(`reward: ${m.reward.main} (${m.reward.function})`);
@@ -77,11 +78,13 @@ export function provenanceSummary(p: RunProvenance): string[] {
   return out;
 }
 
+/** One difference as a line: `path: a → b`. */
+export function differenceLine(d: Difference): string {
+  return `${d.path}: ${valueText(d.a)} \u2192 ${valueText(d.b)}`;
+}
+
 /** Differences as lines: `path: a → b`, then each reward file's unified diff. */
 export function differenceLines(diffs: Difference[]): string[] {
   if (!diffs.length) return ['no differences'];
-  return [
-    ...diffs.map((d) => `${d.path}: ${valueText(d.a)} \u2192 ${valueText(d.b)}`),
-    ...diffs.filter((d) => d.diff).map((d) => `\n${d.diff!.trimEnd()}`),
-  ];
+  return [...diffs.map(differenceLine), ...diffs.filter((d) => d.diff).map((d) => `\n${d.diff!.trimEnd()}`)];
 }

@@ -104,6 +104,8 @@ export const provenanceSchema = z.object({
   git: z.object({ workdir: z.string(), commit: z.string().nullable(), dirty: z.boolean().nullable(), note: z.string().optional() }),
   services: z.record(z.string(), serviceUseSchema),
   judges: z.record(z.string(), judgeUseSchema),
+  /** The run this one re-runs exactly (`medrl runs rerun`): added to version 1, absent from every other run. */
+  rerunOf: z.object({ id: z.string(), host: z.string() }).optional(),
 });
 
 export type Provenance = z.output<typeof provenanceSchema>;
@@ -126,6 +128,7 @@ export interface ProvenanceInputs {
   reward?: { main: string; function: string; files: Record<string, string> };
   facts: HostFacts;
   uses: RunUses;
+  rerunOf?: { id: string; host: string };
 }
 
 /** The spec's YAML as written; a spec that does not parse (only an old run's could) is kept as its text. */
@@ -159,6 +162,7 @@ export function buildProvenance(i: ProvenanceInputs): Provenance {
     reward: i.reward ? { main: i.reward.main, function: i.reward.function, files } : null,
     ...i.facts,
     ...i.uses,
+    ...(i.rerunOf ? { rerunOf: i.rerunOf } : {}),
   };
 }
 

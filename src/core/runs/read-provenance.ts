@@ -37,6 +37,8 @@ export interface RunProvenance {
   manifest: Pick<Provenance, 'spec' | 'reward'> & Partial<Provenance>;
   /** The uploaded reward files' text (reward/ in the run folder), for a unified diff. */
   rewardText: Record<string, string>;
+  /** spec.yaml as the run folder holds it (absent when it has none): what a re-run submits. */
+  specText?: string;
   /** Set when the run has no provenance.json (NO_MANIFEST). */
   note?: string;
 }
@@ -67,7 +69,7 @@ export async function readRunProvenance(host: Host, record: RunRecord): Promise<
           .map((i) => `${fieldPath(i.path)}: ${i.message}`)
           .join('; ')}`,
       );
-    return { host: host.name, record, manifest: parsed.data, rewardText };
+    return { host: host.name, record, manifest: parsed.data, rewardText, ...(read.spec !== null ? { specText: read.spec } : {}) };
   }
   const files = Object.fromEntries(Object.entries(rewardText).map(([n, t]) => [n, { sha256: sha256(t), size: Buffer.byteLength(t) }]));
   const spec = read.spec ?? '';
@@ -79,6 +81,7 @@ export async function readRunProvenance(host: Host, record: RunRecord): Promise<
       reward: Object.keys(files).length ? { main: rewardMain(spec, files), function: rewardFunction(spec), files } : null,
     },
     rewardText,
+    ...(read.spec !== null ? { specText: read.spec } : {}),
     // Services and merge jobs are started without one; a training run without one predates it.
     note:
       record.kind !== 'train'

@@ -14,7 +14,7 @@ import { schedulerFor } from './schedulers';
 import { rewardUpload, type RewardUpload } from './reward-files';
 import { checkRewardContract } from './reward-contract';
 import type { Scheduler } from './scheduler';
-import { buildProvenance, provenanceSchema } from './provenance';
+import { buildProvenance, provenanceSchema, type Provenance } from './provenance';
 import { collectHostFacts } from './provenance-host';
 
 /** Everything a submit needs: the spec (and its text, kept as spec.yaml), where it came from, and the host. */
@@ -239,12 +239,27 @@ export async function startRunFolder(
   return record;
 }
 
+/** What a run would be made with, once its host was measured: its record, manifest and reward files' text. */
+export interface PlannedProvenance {
+  record: RunRecord;
+  manifest: Provenance;
+  rewardText: Record<string, string>;
+}
+
+/** A submit that re-runs a run (rerun-exactly.ts): the run it re-runs, and a check that may refuse before anything is written. */
+export interface SubmitOptions {
+  /** Recorded in the new run's manifest. */
+  rerunOf?: { id: string; host: string };
+  /** Called with what the run would be made with, after the host checks and the measuring; throws to refuse the submit. */
+  check?: (planned: PlannedProvenance) => void | Promise<void>;
+}
+
 /**
  * Submits a run: checks the host first (nothing is written when a check fails), creates the run folder with its
  * run.json (an atomic mkdir), writes its files, starts the job and records its pid or job id. Throws a LocatedError listing
  * every problem when the host is not ready.
  */
-export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun; record: RunRecord }> {
+export async function submitRun(req: SubmitRequest, opts: SubmitOptions = {}): Promise<{ run: PreparedRun; record: RunRecord }> {
   const secrets = secretsInput((req.runEnv ?? NO_RUN_ENV).secrets);
   const planned = await planRun(req);
   let run = planned.run;
@@ -261,23 +276,27 @@ export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun;
     data: run.neededFiles.filter((f) => f.field.startsWith('data.')),
     model: { spec: req.spec.model, ...(model ? { path: model.path } : {}) },
   });
+  const reward =
+    run.reward && req.spec.reward && 'path' in req.spec.reward ? { ...run.reward, function: req.spec.reward.function } : undefined;
+  const now = req.now ?? new Date();
+  const manifestOf = (r: PreparedRun) =>
+    buildProvenance({
+      id: r.id,
+      dir: r.dir,
+      specText: req.specText,
+      workspace: req.workspaceRoot,
+      now,
+      reward,
+      facts,
+      uses: req.runEnv?.uses ?? { services: {}, judges: {} },
+      ...(opts.rerunOf ? { rerunOf: opts.rerunOf } : {}),
+    });
+  await opts.check?.({ record: run.record, manifest: manifestOf(run), rewardText: run.reward?.files ?? {} });
   for (let attempt = 0; !(await createRunFolder(req.host, run.record, attempt >= 4)); attempt++) {
     run = await prepareRun(req, { version: run.record.trainerVersion, reward: run.reward }); // the folder exists already: a new random suffix
   }
-  const reward =
-    run.reward && req.spec.reward && 'path' in req.spec.reward ? { ...run.reward, function: req.spec.reward.function } : undefined;
-  const manifest = buildProvenance({
-    id: run.id,
-    dir: run.dir,
-    specText: req.specText,
-    workspace: req.workspaceRoot,
-    now: req.now ?? new Date(),
-    reward,
-    facts,
-    uses: req.runEnv?.uses ?? { services: {}, judges: {} },
-  });
   // Written with the run's other files (0600), before the job starts; checked against its schema so readers can trust it.
-  run.files[RUN_FILES.provenance] = `${JSON.stringify(provenanceSchema.parse(manifest), null, 2)}\n`;
+  run.files[RUN_FILES.provenance] = `${JSON.stringify(provenanceSchema.parse(manifestOf(run)), null, 2)}\n`;
   const record = await startRunFolder(req.host, run, secrets);
   return { run, record };
 }

@@ -7,7 +7,8 @@ import { prepareRun, runDataFiles, submitRun, type SubmitRequest } from '../../c
 import { submitRequest } from '../../core/submit/submit-request';
 import { cancelRun } from '../../core/runs/cancel-run';
 import type { RunInfo } from '../../core/runs/list-runs';
-import { isActive, RUN_FILES } from '../../core/runs/run-record';
+import { isActive, RUN_FILES, type RunRecord } from '../../core/runs/run-record';
+import { RerunRefused, rerunExactly } from '../../core/runs/rerun-exactly';
 import { renderNewSpec, type NewRunAnswers } from '../../core/runs/new-spec';
 import type { RunSpec } from '../../core/runs/run-spec';
 import { stateLabel } from '../../core/runs/run-summary';
@@ -16,6 +17,7 @@ import type { CommandTable, Deps } from '../deps';
 import type { RunsNode, RunsTree } from './runs-tree';
 import { runFileUri } from './run-file-provider';
 import { runDetailsUri } from './run-provenance';
+import { rerunDifferencesUri } from './rerun-differences';
 import { runSpecDocument } from '../active-file';
 import { specFileStem } from '../../core/checkpoints/resume-spec';
 import { requireTrust } from '../workspace-trust';
@@ -60,6 +62,7 @@ export const RUN_COMMANDS: CommandTable = {
   'medrl.runsGroupByHost': groupRunsByHostCommand,
   'medrl.cancelRun': cancelRunCommand,
   'medrl.rerun': rerunCommand,
+  'medrl.rerunExactly': rerunExactlyCommand,
   'medrl.cloneRunSpec': cloneRunSpecCommand,
   'medrl.openRunSpec': openRunSpecCommand,
   'medrl.openLaunchScript': openLaunchScriptCommand,
@@ -102,11 +105,16 @@ async function submitText(deps: Deps, uri: vscode.Uri, spec: RunSpec, text: stri
       }
     },
   );
-  deps.ctx.log.info(`submitted ${result.record.id} to ${result.record.host} (${result.record.scheduler}): ${result.record.dir}`);
-  deps.runWatch.watch(result.record.host, result.record.id);
+  announceSubmitted(deps, result.record, `submitted ${result.record.id} to ${result.record.host}`);
+}
+
+/** A run just submitted: logged, watched until it ends, listed, and a notification that follows its log. */
+function announceSubmitted(deps: Deps, record: RunRecord, what: string): void {
+  deps.ctx.log.info(`${what} (${record.scheduler}): ${record.dir}`);
+  deps.runWatch.watch(record.host, record.id);
   void deps.trees.runs.refresh();
-  void vscode.window.showInformationMessage(`MedRL: submitted ${result.record.id} to ${result.record.host}`, 'Follow Logs').then((pick) => {
-    if (pick) void vscode.commands.executeCommand('medrl.followRunLogs', { host: result.record.host, id: result.record.id });
+  void vscode.window.showInformationMessage(`MedRL: ${what}`, 'Follow Logs').then((pick) => {
+    if (pick) void vscode.commands.executeCommand('medrl.followRunLogs', { host: record.host, id: record.id });
   });
 }
 
@@ -192,6 +200,50 @@ export function rerunCommand(deps: Deps) {
     const loaded = parseRunSpec(text, `${run.host}:${run.record.dir}/${RUN_FILES.spec}`);
     if (!loaded.spec) throw new LocatedError(`the spec of ${run.record.id} is no longer valid`, loaded.problems);
     await submitText(deps, runFileUri(run.host, posix.join(run.record.dir, RUN_FILES.spec)), loaded.spec, text);
+  };
+}
+
+/**
+ * Re-runs a run exactly (rerun-exactly.ts): its recorded spec, to its host, once the host's data, model and versions and
+ * the workspace's reward files are found to match its provenance.json; refused, with the differences, when they do not.
+ */
+export function rerunExactlyCommand(deps: Deps) {
+  return async (arg: unknown): Promise<void> => {
+    requireTrust('Submitting runs');
+    const run = await runArg(
+      deps,
+      arg,
+      'Run to re-run exactly',
+      (r) => r.record.kind === 'train',
+      'No training run on the hosts in medrl.yaml.',
+    );
+    if (!run) return;
+    const root = deps.state.root;
+    if (!root) throw new Error('open the workspace folder that holds medrl.yaml first');
+    const then = await deps.runProvenances.get(run);
+    // The run's own data files: the same warning as any submit when the last identifier scan found identifiers in them.
+    const data = (then.manifest.data ?? []).map((d) => ({ host: run.host, path: d.path }));
+    if (!(await confirmIdentifiers(deps, data, 'submit'))) return;
+    let result;
+    try {
+      result = await vscode.window.withProgress(
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `MedRL: re-running ${run.record.id} on ${run.host}: checking its data, model and versions`,
+          cancellable: false,
+        },
+        () =>
+          rerunExactly({ then, config: deps.state.requireConfig(), workspaceRoot: root.fsPath, pool: deps.pool, secrets: deps.runSecrets }),
+      );
+    } catch (err) {
+      if (!(err instanceof RerunRefused)) throw err;
+      deps.ctx.log.info(err.message);
+      void vscode.window.showErrorMessage(`MedRL: ${err.summary}.`, 'Show Differences').then((pick) => {
+        if (pick) void vscode.window.showTextDocument(rerunDifferencesUri(err), { preview: true });
+      });
+      return;
+    }
+    announceSubmitted(deps, result.record, `re-ran ${run.record.id} exactly as ${result.record.id} on ${result.record.host}`);
   };
 }
 
