@@ -50,6 +50,17 @@ const judgeUseSchema = z.object({
   maxTokens: z.int().nullable(),
 });
 
+/**
+ * The checkpoint a run resumes from: its folder on the run's host, the step its name says (`global_step_N`,
+ * `checkpoint-N`; null for another name) and the run whose folder holds it (null for a checkpoint outside a run folder).
+ */
+export const resumedFromSchema = z.object({
+  checkpoint: z.string(),
+  step: z.int().nullable(),
+  run: z.object({ id: z.string(), dir: z.string() }).nullable(),
+});
+export type ResumedFrom = z.output<typeof resumedFromSchema>;
+
 export type ServiceUse = z.output<typeof serviceUseSchema>;
 export type JudgeUse = z.output<typeof judgeUseSchema>;
 
@@ -104,6 +115,8 @@ export const provenanceSchema = z.object({
   git: z.object({ workdir: z.string(), commit: z.string().nullable(), dirty: z.boolean().nullable(), note: z.string().optional() }),
   services: z.record(z.string(), serviceUseSchema),
   judges: z.record(z.string(), judgeUseSchema),
+  /** The checkpoint the run resumes from (the spec's resume overrides), absent when it starts fresh or predates the field. */
+  resumedFrom: resumedFromSchema.optional(),
 });
 
 export type Provenance = z.output<typeof provenanceSchema>;
@@ -126,6 +139,7 @@ export interface ProvenanceInputs {
   reward?: { main: string; function: string; files: Record<string, string> };
   facts: HostFacts;
   uses: RunUses;
+  resumedFrom?: ResumedFrom;
 }
 
 /** The spec's YAML as written; a spec that does not parse (only an old run's could) is kept as its text. */
@@ -159,6 +173,7 @@ export function buildProvenance(i: ProvenanceInputs): Provenance {
     reward: i.reward ? { main: i.reward.main, function: i.reward.function, files } : null,
     ...i.facts,
     ...i.uses,
+    ...(i.resumedFrom ? { resumedFrom: i.resumedFrom } : {}),
   };
 }
 

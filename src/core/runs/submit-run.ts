@@ -14,8 +14,9 @@ import { schedulerFor } from './schedulers';
 import { rewardUpload, type RewardUpload } from './reward-files';
 import { checkRewardContract } from './reward-contract';
 import type { Scheduler } from './scheduler';
-import { buildProvenance, provenanceSchema } from './provenance';
+import { buildProvenance, provenanceSchema, type ResumedFrom } from './provenance';
 import { collectHostFacts } from './provenance-host';
+import { resumedFrom } from './resumed-from';
 
 /** Everything a submit needs: the spec (and its text, kept as spec.yaml), where it came from, and the host. */
 export interface SubmitRequest {
@@ -45,6 +46,8 @@ interface PreparedRun {
   neededFiles: NeededFile[];
   /** The reward function's files (the function's and its local imports), when the reward is a function. */
   reward?: RewardUpload;
+  /** The checkpoint the spec's resume overrides name, for the manifest. */
+  resumedFrom?: ResumedFrom;
 }
 
 /** What a run is prepared with beyond its request: an id, the trainer version on the host, a reward upload already read. */
@@ -119,6 +122,7 @@ export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}):
     ...(version ? { trainerVersion: version } : {}),
   };
   Object.assign(files, scheduler.files({ id, dir, spec, env: launchEnv(launch), pythonPath: command.pythonPath }, setup));
+  const resumed = resumedFrom(spec, dirs);
   return {
     id,
     dir,
@@ -129,6 +133,7 @@ export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}):
     setup,
     neededFiles: neededFiles(spec, dirs),
     ...(reward ? { reward } : {}),
+    ...(resumed ? { resumedFrom: resumed } : {}),
   };
 }
 
@@ -275,6 +280,7 @@ export async function submitRun(req: SubmitRequest): Promise<{ run: PreparedRun;
     reward,
     facts,
     uses: req.runEnv?.uses ?? { services: {}, judges: {} },
+    resumedFrom: run.resumedFrom,
   });
   // Written with the run's other files (0600), before the job starts; checked against its schema so readers can trust it.
   run.files[RUN_FILES.provenance] = `${JSON.stringify(provenanceSchema.parse(manifest), null, 2)}\n`;
