@@ -39,6 +39,16 @@ const provenanceComparison = z.object({
 });
 export type ProvenanceComparison = z.infer<typeof provenanceComparison>;
 
+/** A step where what scores a run changed along its chain of resumes (provenance-changes), drawn on the step axis. */
+const changePoint = z.object({
+  step: z.number(),
+  /** diffProvenance's paths that changed (reward.files.<name>, judges.<name>.model, ...). */
+  what: z.array(z.string()),
+  /** The line `medrl runs show` prints for it (changePointText). */
+  text: z.string(),
+});
+export type DashboardChangePoint = z.infer<typeof changePoint>;
+
 export const toDashboard = z.discriminatedUnion('type', [
   z.object({ type: z.literal('runs'), runs: z.array(dashboardRun) }),
   /** Sent once when several runs are compared: each run against the earliest (the "what changed" strip). */
@@ -47,6 +57,8 @@ export const toDashboard = z.discriminatedUnion('type', [
     baselineLabel: z.string(),
     comparisons: z.array(provenanceComparison),
   }),
+  /** Sent once per run of the Runs view: where its reward or judges changed, and why the walk stopped short (notes). */
+  z.object({ type: z.literal('changePoints'), runId: z.string(), points: z.array(changePoint), notes: z.array(z.string()) }),
   z.object({ type: z.literal('points'), runId: z.string(), changes: seriesChanges }),
   z.object({
     type: z.literal('status'),

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { run } from './run-cli';
+import { resumeSpecText } from '../../src/core/checkpoints/resume-spec';
+import type { Checkpoint } from '../../src/core/checkpoints/checkpoint';
 
 const REWARD = 'configs/rewards/multiple_choice_exact.py';
 
@@ -89,5 +91,44 @@ describe('medrl runs show / runs diff (the demo workspace, local host, stand-in 
 
     const same = await run(['runs', 'diff', a.id, a.id, '--json'], demo);
     assert.deepEqual(JSON.parse(same.out), { differences: [], notes: [] });
+  });
+
+  it('a run resumed from a checkpoint records it, and runs show names the step where its reward changed', async () => {
+    const { demo } = await demoWorkspace();
+    const specA = specWithBatch(demo, 'a', 8);
+    const doc = parseDocument(readFileSync(join(demo, specA), 'utf8'));
+    doc.setIn(['overrides', 'trainer.save_freq'], 1);
+    writeFileSync(join(demo, specA), doc.toString());
+    const a = await submit(demo, specA);
+    const path = join(a.dir, 'checkpoints', 'global_step_1');
+    assert.ok(statSync(path).isDirectory());
+    // The spec "Resume from Checkpoint" writes, with one line of the reward changed before it is submitted.
+    const ck = { host: 'local', path, framework: 'verl', step: 1 } as Checkpoint;
+    writeFileSync(join(demo, 'configs/resumed.yaml'), resumeSpecText(readFileSync(join(a.dir, 'spec.yaml'), 'utf8'), ck).text);
+    const reward = readFileSync(join(demo, REWARD), 'utf8');
+    writeFileSync(join(demo, REWARD), reward.replace('    if not pred_n:\n', '    if not pred_n or pred_n == "none":\n'));
+    const b = await submit(demo, 'configs/resumed.yaml');
+
+    const show = await run(['runs', 'show', b.id, '--json'], demo);
+    assert.equal(show.code, 0, show.err);
+    const shown = JSON.parse(show.out) as {
+      manifest: { resumedFrom: unknown };
+      changes: { points: { step: number; run: string; from: string; what: string[] }[]; notes: string[] };
+    };
+    assert.deepEqual(shown.manifest.resumedFrom, { checkpoint: path, step: 1, run: { id: a.id, dir: a.dir } });
+    assert.deepEqual(shown.changes, {
+      points: [{ step: 1, run: b.id, from: a.id, what: ['reward.files.multiple_choice_exact.py'] }],
+      notes: [],
+    });
+    const text = await run(['runs', 'show', b.id], demo);
+    assert.match(text.out, new RegExp(`^resumed from: ${path} \\(run ${a.id}, step 1\\)$`, 'm'));
+    assert.ok(
+      text.out.split('\n').includes(`step 1: reward file multiple_choice_exact.py changed (${b.id} resumed from ${a.id})`),
+      text.out,
+    );
+    // The run it resumed from started fresh: no resume, no changes.
+    const first = JSON.parse((await run(['runs', 'show', a.id, '--json'], demo)).out) as { manifest: object; changes: unknown };
+    assert.equal('resumedFrom' in first.manifest, false);
+    assert.deepEqual(first.changes, { points: [], notes: [] });
   });
 });

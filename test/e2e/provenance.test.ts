@@ -5,6 +5,8 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
+import { resumeSpecText } from '../../src/core/checkpoints/resume-spec';
+import type { Checkpoint } from '../../src/core/checkpoints/checkpoint';
 import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runContextMenuItem, screenshot } from './harness/code-server';
 
 const REWARD = 'configs/rewards/multiple_choice_exact.py';
@@ -24,10 +26,28 @@ function demoWorkspace(): string {
   return demo;
 }
 
+function changeRewardLine(demo: string): void {
+  const reward = readFileSync(join(demo, REWARD), 'utf8');
+  writeFileSync(join(demo, REWARD), reward.replace('    if not pred_n:\n', '    if not pred_n or pred_n == "none":\n'));
+}
+
+/** Opens the demo workspace, trusts it and shows the Runs view; its rows of ended runs, newest first. */
+async function openRuns(cs: ReturnType<typeof codeServerForSuite>, demo: string) {
+  const page = await cs.open(demo);
+  const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
+  await prompt.waitFor({ timeout: 30_000 });
+  await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
+  await prompt.waitFor({ state: 'detached' });
+  await openMedrlContainer(page);
+  await focusPane(page, 'Runs');
+  return { page, rows: pane(page, 'Runs').locator('.monaco-list-row', { hasText: 'succeeded' }) };
+}
+
 /** local-demo.yaml with a train batch size, submitted with `medrl submit` and followed to its end (2 quick stand-in steps). */
-function submitWithBatch(demo: string, name: string, batch: number): string {
+function submitWithBatch(demo: string, name: string, batch: number, more: Record<string, number> = {}): string {
   const doc = parseDocument(readFileSync(join(demo, 'configs/local-demo.yaml'), 'utf8'));
   doc.setIn(['overrides', 'data.train_batch_size'], batch);
+  for (const [k, v] of Object.entries(more)) doc.setIn(['overrides', k], v);
   doc.setIn(['env', 'MEDRL_STANDIN_STEP_SECONDS'], '0.05');
   doc.setIn(['env', 'MEDRL_STANDIN_STEPS'], '2');
   writeFileSync(join(demo, `configs/${name}.yaml`), doc.toString());
@@ -43,21 +63,11 @@ describe('provenance: what changed between two compared runs, in real VS Code (c
   it('two runs differing in one override and one reward line: the dashboard strip shows exactly those two', async () => {
     const demo = demoWorkspace();
     const a = submitWithBatch(demo, 'a', 8);
-    const reward = readFileSync(join(demo, REWARD), 'utf8');
-    writeFileSync(join(demo, REWARD), reward.replace('    if not pred_n:\n', '    if not pred_n or pred_n == "none":\n'));
+    changeRewardLine(demo);
     const b = submitWithBatch(demo, 'b', 16);
 
-    const page = await cs.open(demo);
-    const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
-    await prompt.waitFor({ timeout: 30_000 });
-    await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
-    await prompt.waitFor({ state: 'detached' });
-    await openMedrlContainer(page);
-    await focusPane(page, 'Runs');
-
     // Both runs, newest first, share the spec's name: select both and compare them from the context menu.
-    const runs = pane(page, 'Runs');
-    const rows = runs.locator('.monaco-list-row', { hasText: 'succeeded' });
+    const { page, rows } = await openRuns(cs, demo);
     await rows.nth(1).waitFor({ timeout: 30_000 });
     await rows.nth(0).click();
     await rows.nth(1).click({ modifiers: ['Control'] });
@@ -98,6 +108,38 @@ describe('provenance: what changed between two compared runs, in real VS Code (c
     await editor.waitFor({ timeout: 20_000 });
     // The editor draws spaces as non-breaking ones.
     assert.match((await editor.innerText()).replace(/\u00a0/g, ' '), new RegExp(`^run (${a}|${b}) \\(demo-pubmedqa-grpo\\) on local`, 'm'));
+    await page.close();
+  });
+
+  it('a run resumed with a changed reward: a marker on the step axis at the step it resumed from', async () => {
+    const demo = demoWorkspace();
+    const a = submitWithBatch(demo, 'a', 8, { 'trainer.save_freq': 1 });
+    // What "Resume from Checkpoint" writes for the first run's step 1, submitted after one line of the reward changed.
+    const runDir = (JSON.parse(cli(['runs', 'show', a, '--json'], demo)) as { record: { dir: string } }).record.dir;
+    const ck = { host: 'local', path: join(runDir, 'checkpoints/global_step_1'), framework: 'verl', step: 1 } as Checkpoint;
+    const resumed = resumeSpecText(readFileSync(join(runDir, 'spec.yaml'), 'utf8'), ck);
+    writeFileSync(join(demo, `configs/${resumed.stem}.yaml`), resumed.text);
+    changeRewardLine(demo);
+    const { id: b } = JSON.parse(cli(['submit', `configs/${resumed.stem}.yaml`, '--json'], demo)) as { id: string };
+    cli(['logs', b, '--follow'], demo);
+    const title = `step 1: reward file multiple_choice_exact.py changed (${b} resumed from ${a})`;
+
+    const { page, rows } = await openRuns(cs, demo);
+    await rows.nth(1).waitFor({ timeout: 30_000 });
+    const row = rows.filter({ hasText: resumed.name });
+    await runContextMenuItem(page, row, 'Open Run Dashboard');
+    const frame = page.frameLocator('iframe.webview.ready >> nth=-1').frameLocator('#active-frame');
+    const marker = frame.locator('section.chart:not([hidden]) .change-marker');
+    await marker.first().waitFor({ timeout: 30_000 });
+    // One marker on each chart shown, at step 1, saying what changed there.
+    const shown = await frame.locator('section.chart:not([hidden])').count();
+    assert.ok(shown > 0);
+    assert.equal(await marker.count(), shown);
+    assert.deepEqual([...new Set(await marker.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.step)))], ['1']);
+    assert.equal(await marker.first().getAttribute('title'), title);
+    await marker.first().hover();
+    copyFileSync(await screenshot(page, 'provenance-markers'), join(ROOT, 'docs/images/provenance-markers.png'));
+
     await page.close();
   });
 });

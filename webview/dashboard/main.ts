@@ -6,7 +6,14 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './dashboard.css';
 import { connect, el } from '../shared/vscode-api';
-import { fromDashboard, toDashboard, type DashboardRun, type ProvenanceComparison, type ToDashboard } from '../../src/protocol/dashboard';
+import {
+  fromDashboard,
+  toDashboard,
+  type DashboardChangePoint,
+  type DashboardRun,
+  type ProvenanceComparison,
+  type ToDashboard,
+} from '../../src/protocol/dashboard';
 import { MetricSeries } from '../../src/core/metrics/metric-series';
 import { HEADLINES, headlineKey, type Framework } from '../../src/core/metrics/headline-defs';
 import { smoothEma } from './smoothing';
@@ -17,6 +24,9 @@ interface RunState {
   series: MetricSeries;
   framework: Framework | undefined;
   status: Extract<ToDashboard, { type: 'status' }> | undefined;
+  /** Steps where its reward or judges changed along the runs it resumed from, and why that walk stopped short. */
+  changePoints: DashboardChangePoint[];
+  changeNotes: string[];
 }
 
 /** A chart: a headline (its key chosen per run) or one metric picked by search. */
@@ -31,6 +41,14 @@ interface Chart {
   plot?: uPlot;
   /** Series layout the plot was built for (labels), to rebuild it when runs are added. */
   layout?: string;
+  /** The change markers its plot draws (changeMarkers), set on each render. */
+  markers: Marker[];
+}
+
+/** A vertical marker on a chart's step axis: every change (of the runs the chart shows) at that step. */
+interface Marker {
+  step: number;
+  title: string;
 }
 
 const runs = new Map<string, RunState>();
@@ -123,10 +141,18 @@ api.post({ type: 'ready' });
 function onMessage(msg: ToDashboard): void {
   if (msg.type === 'runs') {
     for (const info of msg.runs)
-      if (!runs.has(info.id)) runs.set(info.id, { info, series: new MetricSeries(), framework: undefined, status: undefined });
+      if (!runs.has(info.id))
+        runs.set(info.id, { info, series: new MetricSeries(), framework: undefined, status: undefined, changePoints: [], changeNotes: [] });
     renderRuns();
   } else if (msg.type === 'provenance') {
     renderChanges(msg.baselineLabel, msg.comparisons);
+  } else if (msg.type === 'changePoints') {
+    const run = runs.get(msg.runId);
+    if (!run) return;
+    run.changePoints = msg.points;
+    run.changeNotes = msg.notes;
+    renderProblems();
+    scheduleRender();
   } else if (msg.type === 'points') {
     const run = runs.get(msg.runId);
     if (!run) return;
@@ -244,7 +270,7 @@ function renderChanges(baseline: string, comparisons: ProvenanceComparison[]): v
 
 function renderProblems(): void {
   const all = [...runs.values()].flatMap((r) => (r.status?.problems ?? []).map((p) => `${r.info.label}: ${p}`));
-  const notes = [...runs.values()].flatMap((r) => (r.status?.notes ?? []).map((n) => `${r.info.label}: ${n}`));
+  const notes = [...runs.values()].flatMap((r) => [...(r.status?.notes ?? []), ...r.changeNotes].map((n) => `${r.info.label}: ${n}`));
   problemsBox.replaceChildren(...notes.map((n) => el('div', { className: 'note', text: n })));
   if (!all.length) return;
   const details = el('details', {}, el('summary', { text: `${all.length} unreadable line(s) skipped or partly read (the rest is shown)` }));
@@ -290,7 +316,7 @@ function addChart(id: string, title: string, keyFor: Chart['keyFor'], removable:
   const section = el('section', { className: 'chart' }, head, plotBox);
   section.dataset.chart = id;
   section.dataset.points = '0';
-  charts.push({ id, title, keyFor, removable, section, caption, plotBox });
+  charts.push({ id, title, keyFor, removable, section, caption, plotBox, markers: [] });
   grid.append(section);
 }
 
@@ -326,6 +352,41 @@ function linesOf(chart: Chart): Line[] {
     out.push({ run, key, x: xAxis === 'time' ? el : steps, steps, elapsed: el, raw, y: smoothEma(raw, smoothing) });
   }
   return out;
+}
+
+/** The change points of the runs a chart shows, one marker per step (a change shared along two runs' chains is said once). */
+function markersOf(lines: Line[]): Marker[] {
+  if (xAxis !== 'step') return []; // a step has no one wall time across runs
+  const byStep = new Map<number, Set<string>>();
+  for (const l of lines) for (const p of l.run.changePoints) byStep.set(p.step, (byStep.get(p.step) ?? new Set()).add(p.text));
+  return [...byStep].sort((a, b) => a[0] - b[0]).map(([step, texts]) => ({ step, title: [...texts].join('\n') }));
+}
+
+/**
+ * Draws the chart's markers over its plot after each redraw (zoom, new points, resize): DOM elements rather than canvas
+ * strokes, so each has its hover title; a step outside the shown range has none.
+ */
+function changeMarkers(chart: Chart): uPlot.Plugin {
+  return {
+    hooks: {
+      draw: (u) => {
+        let layer = u.over.querySelector<HTMLElement>(':scope > .change-markers');
+        if (!layer) u.over.append((layer = el('div', { className: 'change-markers' })));
+        const min = u.scales.x?.min;
+        const max = u.scales.x?.max;
+        layer.replaceChildren(
+          ...chart.markers
+            .filter((m) => min !== undefined && max !== undefined && m.step >= min && m.step <= max)
+            .map((m) => {
+              const marker = el('div', { className: 'change-marker', title: m.title });
+              marker.style.left = `${u.valToPos(m.step, 'x')}px`;
+              marker.dataset.step = String(m.step);
+              return marker;
+            }),
+        );
+      },
+    },
+  };
 }
 
 function duration(s: number): string {
@@ -369,6 +430,8 @@ function render(): void {
     if (chart.section.hidden) continue;
     const tables = lines.map((l) => [l.x, l.y.map((v) => (Number.isFinite(v) ? v : null))] as uPlot.AlignedData);
     const data: uPlot.AlignedData = tables.length === 0 ? [[], []] : tables.length === 1 ? tables[0]! : uPlot.join(tables);
+    chart.markers = markersOf(lines);
+    chart.section.dataset.changeSteps = chart.markers.map((m) => m.step).join(' ');
     const layout = `${xAxis}|${lines.map((l) => l.run.info.id).join(',')}`;
     if (!chart.plot || chart.layout !== layout) {
       chart.plot?.destroy();
@@ -379,6 +442,7 @@ function render(): void {
           height: 220,
           scales: { x: { time: false } },
           legend: { live: true },
+          plugins: [changeMarkers(chart)],
           cursor: { drag: { x: true, y: false } },
           axes: [
             {

@@ -9,7 +9,8 @@ import { planRun, submitRun } from '../../core/runs/submit-run';
 import { environmentSecrets } from '../../core/submit/run-environment';
 import { submitRequest } from '../../core/submit/submit-request';
 import { listAllRuns, findRun, findRuns } from '../../core/runs/run-catalog';
-import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import { readRunFolderProvenance, readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import { changePointText, resumeChanges } from '../../core/runs/provenance-changes';
 import { diffProvenance } from '../../core/runs/provenance-diff';
 import { differenceLines, provenanceLines } from '../../core/runs/provenance-text';
 import { RerunRefused, rerunExactly } from '../../core/runs/rerun-exactly';
@@ -170,16 +171,19 @@ export const runsShowCommand: Command = {
   summary: "Print a run's record and its provenance manifest (spec, reward code, data, model, environment, git, services, judges)",
   usage: 'medrl runs show ID [--config FILE_OR_DIR] [--json]',
   details:
-    'ID: a run id, or a unique prefix of one. --json: {"record": run.json, "manifest": provenance.json, "note": why there is no manifest}. A run submitted before provenance was recorded shows its spec and reward files only.',
+    'ID: a run id, or a unique prefix of one. --json: {"record": run.json, "manifest": provenance.json, "note": why there is no manifest, "changes": {"points": [{"step", "run", "from", "what"}], "notes"}}. A run submitted before provenance was recorded shows its spec and reward files only. A resumed run also lists each step where its reward or judges changed along the runs it resumed from.',
   options: configOption,
   async run(ctx) {
     const id = ctx.positionals[0];
     if (!id) throw new UsageError('which run? see medrl runs');
     return withWorkspace(ctx, async ({ config, pool }) => {
       const run = await findRun(pool, workspaceHosts(config), id);
-      const p = await readRunProvenance(await pool.get(run.host), run.record);
-      if (ctx.json) printJson(ctx, { record: p.record, manifest: p.manifest, ...(p.note ? { note: p.note } : {}) });
-      else printLines(ctx, provenanceLines(p));
+      const host = await pool.get(run.host);
+      const p = await readRunProvenance(host, run.record);
+      // Where the reward or judges changed along the runs it resumed from (read on the same host).
+      const changes = await resumeChanges(p, (r) => readRunFolderProvenance(host, r.dir));
+      if (ctx.json) printJson(ctx, { record: p.record, manifest: p.manifest, ...(p.note ? { note: p.note } : {}), changes });
+      else printLines(ctx, [...provenanceLines(p), ...changes.points.map(changePointText), ...changes.notes]);
       return 0;
     });
   },

@@ -57,6 +57,12 @@ export function provenanceLines(p: RunProvenance): string[] {
     out.push(
       `git: ${m.git.workdir}: ${m.git.commit ? `${m.git.commit}${m.git.dirty ? ' (dirty)' : ''}` : `no commit (${m.git.note ?? 'unknown'})`}`,
     );
+  if (m.resumedFrom) {
+    const r = m.resumedFrom;
+    out.push(
+      `resumed from: ${r.checkpoint}${r.run ? ` (run ${r.run.id}` : ' (not in a run folder'}${r.step !== null ? `, step ${r.step})` : ')'}`,
+    );
+  }
   for (const [name, s] of Object.entries(m.services ?? {}))
     out.push(`service ${name}: ${s.engine} ${s.model} as ${s.servedName} at ${s.url} on ${s.host} (run ${s.runId})`);
   for (const [name, j] of Object.entries(m.judges ?? {}))

@@ -50,6 +50,17 @@ const judgeUseSchema = z.object({
   maxTokens: z.int().nullable(),
 });
 
+/**
+ * The checkpoint a run resumes from: its folder on the run's host, the step its name says (`global_step_N`,
+ * `checkpoint-N`; null for another name) and the run whose folder holds it (null for a checkpoint outside a run folder).
+ */
+export const resumedFromSchema = z.object({
+  checkpoint: z.string(),
+  step: z.int().nullable(),
+  run: z.object({ id: z.string(), dir: z.string() }).nullable(),
+});
+export type ResumedFrom = z.output<typeof resumedFromSchema>;
+
 export type ServiceUse = z.output<typeof serviceUseSchema>;
 export type JudgeUse = z.output<typeof judgeUseSchema>;
 
@@ -106,6 +117,8 @@ export const provenanceSchema = z.object({
   judges: z.record(z.string(), judgeUseSchema),
   /** The run this one re-runs exactly (`medrl runs rerun`): added to version 1, absent from every other run. */
   rerunOf: z.object({ id: z.string(), host: z.string() }).optional(),
+  /** The checkpoint the run resumes from (the spec's resume overrides), absent when it starts fresh or predates the field. */
+  resumedFrom: resumedFromSchema.optional(),
 });
 
 export type Provenance = z.output<typeof provenanceSchema>;
@@ -129,6 +142,7 @@ export interface ProvenanceInputs {
   facts: HostFacts;
   uses: RunUses;
   rerunOf?: { id: string; host: string };
+  resumedFrom?: ResumedFrom;
 }
 
 /** The spec's YAML as written; a spec that does not parse (only an old run's could) is kept as its text. */
@@ -163,6 +177,7 @@ export function buildProvenance(i: ProvenanceInputs): Provenance {
     ...i.facts,
     ...i.uses,
     ...(i.rerunOf ? { rerunOf: i.rerunOf } : {}),
+    ...(i.resumedFrom ? { resumedFrom: i.resumedFrom } : {}),
   };
 }
 

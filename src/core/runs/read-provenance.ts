@@ -1,7 +1,8 @@
+import { posix } from 'node:path';
 import type { Host } from '../remote/host';
 import { shellQuote } from '../remote/shell-quote';
 import { fieldPath, plainIssues, plainZodError } from '../errors/plain-zod';
-import { RUN_FILES, type RunRecord } from './run-record';
+import { RUN_FILES, runRecordSchema, type RunRecord } from './run-record';
 import { provenanceSchema, sha256, specContent, type Provenance } from './provenance';
 
 /** Bytes of one file this reads back (a spec, a manifest, a reward module): more is not a file medrl wrote. */
@@ -107,4 +108,24 @@ function rewardMain(specText: string, files: Record<string, unknown>): string {
 function rewardFunction(specText: string): string {
   const f = specReward(specText).function;
   return typeof f === 'string' ? f : 'compute_score';
+}
+
+/** The provenance of the run in a folder on this host, by its run.json (a run named by another run's manifest). */
+export async function readRunFolderProvenance(host: Host, dir: string): Promise<RunProvenance> {
+  const at = `${host.name}:${posix.join(dir, RUN_FILES.record)}`;
+  const text = (await host.readFile(posix.join(dir, RUN_FILES.record))).toString('utf8');
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new Error(`${at} is not JSON`);
+  }
+  const parsed = runRecordSchema.safeParse(data, { error: plainZodError });
+  if (!parsed.success)
+    throw new Error(
+      `${at} is not a run record this medrl reads: ${plainIssues(parsed.error.issues)
+        .map((i) => `${fieldPath(i.path)}: ${i.message}`)
+        .join('; ')}`,
+    );
+  return readRunProvenance(host, parsed.data);
 }

@@ -14,8 +14,9 @@ import { schedulerFor } from './schedulers';
 import { rewardUpload, type RewardUpload } from './reward-files';
 import { checkRewardContract } from './reward-contract';
 import type { Scheduler } from './scheduler';
-import { buildProvenance, provenanceSchema, type Provenance } from './provenance';
+import { buildProvenance, provenanceSchema, type Provenance, type ResumedFrom } from './provenance';
 import { collectHostFacts } from './provenance-host';
+import { resumedFrom } from './resumed-from';
 
 /** Everything a submit needs: the spec (and its text, kept as spec.yaml), where it came from, and the host. */
 export interface SubmitRequest {
@@ -45,6 +46,8 @@ interface PreparedRun {
   neededFiles: NeededFile[];
   /** The reward function's files (the function's and its local imports), when the reward is a function. */
   reward?: RewardUpload;
+  /** The checkpoint the spec's resume overrides name, for the manifest. */
+  resumedFrom?: ResumedFrom;
 }
 
 /** What a run is prepared with beyond its request: an id, the trainer version on the host, a reward upload already read. */
@@ -119,6 +122,7 @@ export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}):
     ...(version ? { trainerVersion: version } : {}),
   };
   Object.assign(files, scheduler.files({ id, dir, spec, env: launchEnv(launch), pythonPath: command.pythonPath }, setup));
+  const resumed = resumedFrom(spec, dirs);
   return {
     id,
     dir,
@@ -129,6 +133,7 @@ export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}):
     setup,
     neededFiles: neededFiles(spec, dirs),
     ...(reward ? { reward } : {}),
+    ...(resumed ? { resumedFrom: resumed } : {}),
   };
 }
 
@@ -290,6 +295,7 @@ export async function submitRun(req: SubmitRequest, opts: SubmitOptions = {}): P
       facts,
       uses: req.runEnv?.uses ?? { services: {}, judges: {} },
       ...(opts.rerunOf ? { rerunOf: opts.rerunOf } : {}),
+      ...(r.resumedFrom ? { resumedFrom: r.resumedFrom } : {}),
     });
   await opts.check?.({ record: run.record, manifest: manifestOf(run), rewardText: run.reward?.files ?? {} });
   for (let attempt = 0; !(await createRunFolder(req.host, run.record, attempt >= 4)); attempt++) {

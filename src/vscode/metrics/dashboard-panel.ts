@@ -12,6 +12,7 @@ import type { RunRecord } from '../../core/runs/run-record';
 import type { RunProvenance } from '../../core/runs/read-provenance';
 import { diffProvenance } from '../../core/runs/provenance-diff';
 import { valueText } from '../../core/runs/provenance-text';
+import { changePointText, resumeChanges } from '../../core/runs/provenance-changes';
 
 /** Something to chart: a run folder or a metrics file on a host. */
 export interface DashboardTarget {
@@ -63,6 +64,8 @@ class Dashboard {
   private started = false;
   /** The "what changed" message, kept to send again when the page reloads. */
   private provenance: Extract<ToDashboard, { type: 'provenance' }> | undefined;
+  /** Each run's change points (resumes that changed its reward or judges), kept to send again when the page reloads. */
+  private readonly changePoints: Extract<ToDashboard, { type: 'changePoints' }>[] = [];
   /** The panel's post; set once the panel exists (the page's first message comes after). */
   post: (m: ToDashboard) => void = () => {};
 
@@ -92,10 +95,12 @@ class Dashboard {
         void this.loop();
         // Only runs of the Runs view have a record to read provenance by (not metrics files or folders from the explorer).
         if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
+        for (const r of this.runs) if (r.target.record) void this.sendChangePoints(r);
       } else {
         // The page was reloaded: send everything again.
         for (const r of this.runs) if (r.source) this.sendAll(r);
         if (this.provenance) this.send(this.provenance);
+        for (const m of this.changePoints) this.send(m);
       }
     } else if (msg.type === 'exportCsv') {
       await this.exportCsv(msg.suggestedName, msg.csv);
@@ -155,6 +160,34 @@ class Dashboard {
       }),
     };
     this.send(this.provenance);
+  }
+
+  /** Where the run's reward or judges changed along the runs it resumed from (read on its host), for the charts' markers. */
+  private async sendChangePoints(r: Followed): Promise<void> {
+    const { host, record } = r.target;
+    if (host !== 'local' && !vscode.workspace.isTrusted) return; // the status line already says it does not connect
+    let message: Extract<ToDashboard, { type: 'changePoints' }>;
+    try {
+      const p = await this.deps.runProvenances.get({ host, record: record! });
+      const changes = await resumeChanges(p, (run) => this.deps.runProvenances.getFolder(host, run));
+      message = {
+        type: 'changePoints',
+        runId: r.id,
+        points: changes.points.map((c) => ({ step: c.step, what: c.what, text: changePointText(c) })),
+        notes: changes.notes,
+      };
+    } catch (err) {
+      // RunProvenances logged it; the page says it beside the run's other notes.
+      message = {
+        type: 'changePoints',
+        runId: r.id,
+        points: [],
+        notes: [`what changed along its resumes cannot be read: ${errorMessage(err)}`],
+      };
+    }
+    if (!message.points.length && !message.notes.length) return;
+    this.changePoints.push(message);
+    this.send(message);
   }
 
   private sendAll(r: Followed): void {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { HostPool } from '../../core/remote/host-pool';
 import type { RunInfo } from '../../core/runs/list-runs';
-import { readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
+import { readRunFolderProvenance, readRunProvenance, type RunProvenance } from '../../core/runs/read-provenance';
 import { provenanceLines } from '../../core/runs/provenance-text';
 import { errorMessage } from '../../core/errors/located-error';
 import { requireTrust } from '../workspace-trust';
@@ -20,17 +20,26 @@ export class RunProvenances {
   ) {}
 
   get(run: Pick<RunInfo, 'host' | 'record'>): Promise<RunProvenance> {
-    const key = `${run.host}\0${run.record.id}`;
-    let read = this.reads.get(key);
-    if (!read) {
-      read = (async () => readRunProvenance(await this.pool.get(run.host), run.record))();
-      read.catch((err: unknown) => {
+    return this.once(run.host, run.record.id, async () => readRunProvenance(await this.pool.get(run.host), run.record));
+  }
+
+  /** A run named by another run's manifest (the run it resumed from): by its folder, whose run.json is read first. */
+  getFolder(host: string, run: { id: string; dir: string }): Promise<RunProvenance> {
+    return this.once(host, run.id, async () => readRunFolderProvenance(await this.pool.get(host), run.dir));
+  }
+
+  private once(host: string, id: string, read: () => Promise<RunProvenance>): Promise<RunProvenance> {
+    const key = `${host}\0${id}`;
+    let p = this.reads.get(key);
+    if (!p) {
+      p = read();
+      p.catch((err: unknown) => {
         this.reads.delete(key);
-        this.ctx.log.warn(`provenance of ${run.record.id} on ${run.host}: ${errorMessage(err)}`);
+        this.ctx.log.warn(`provenance of ${id} on ${host}: ${errorMessage(err)}`);
       });
-      this.reads.set(key, read);
+      this.reads.set(key, p);
     }
-    return read;
+    return p;
   }
 }
 
