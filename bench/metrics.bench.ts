@@ -1,14 +1,23 @@
-// Parses a generated 1 GB verl console log (Ray prefixes, ANSI colours, NumPy reprs, 60 lines of Ray/vLLM output per step)
-// and prints MB/s of our parser next to `grep -c 'step:'` (the floor: reading the file) and a Python regex loop, with
-// ratios and our peak memory. Targets: within 3x of grep, at least 3x faster than Python, memory under 100 MB.
-// Each contender runs MEDRL_BENCH_ROUNDS times (default 3), interleaved so load from other processes hits all alike;
-// medians are printed.
+// Two verl console logs, each figure beside its baselines from the same run:
+// - noisy: a generated 1 GB log (Ray prefixes, ANSI colours, NumPy reprs, 60 lines of Ray/vLLM output per step); MB/s
+//   of our parser next to `grep -c 'step:'` (the floor: reading the file) and a Python regex loop, with ratios and our
+//   peak memory. Targets: within 3x of grep, at least 3x faster than Python, memory under 100 MB.
+// - dense (issue 19): one 64-metric step line per step behind `(TaskRunner pid=1234) `, a warning every 50 steps
+//   (MEDRL_BENCH_DENSE_MB, default 1024, cached in the system's tmp dir). Each contender is its own process under
+//   /usr/bin/time (wall, CPU, peak RSS): `grep -c step:`, bench/verl_metrics_json.py (a Python regex loop writing what
+//   --json writes; checked byte for byte against `medrl metrics --json` on a small log first), our parse alone
+//   (bench/parse-metrics-log.ts) and `medrl metrics FILE --json` (both bundled with esbuild, as the CLI ships). Targets:
+//   parse ≤ 5x grep's time, --json ≥ 20x faster than Python and within 2x of the parse alone.
+// MEDRL_BENCH_LOGS=noisy or dense runs one of them. Each contender runs MEDRL_BENCH_ROUNDS times (default 3 noisy, 1
+// dense), interleaved so load from other processes hits all alike; medians are printed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildSync } from 'esbuild';
 import { LocalHost } from '../src/core/remote/local-host';
 import { MetricsFollower } from '../src/core/metrics/metrics-follower';
-import { writeVerlLog } from '../test/core/metrics/verl-log-generator';
+import { writeDenseVerlLog, writeVerlLog } from '../test/core/metrics/verl-log-generator';
 
 const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '..');
 const DATA = join(ROOT, 'bench/.data');
@@ -45,7 +54,7 @@ function timedCommand(cmd: string, args: string[]): { ms: number; cpuMs: number;
   return { ms, cpuMs: (user! + sys!) * 1000, value: Number(r.stdout.trim()) };
 }
 
-async function main(): Promise<void> {
+async function noisy(): Promise<void> {
   mkdirSync(DATA, { recursive: true });
   if (!existsSync(LOG) || statSync(LOG).size < 1 << 30) {
     console.log('generating a 1 GB verl log in bench/.data ...');
@@ -119,6 +128,99 @@ async function main(): Promise<void> {
   console.log(
     `  peak memory: RSS ${(peakRss / 1e6).toFixed(0)} MB, largest growth while parsing ${(peakGrowth / 1e6).toFixed(0)} MB (target < 100 MB)`,
   );
+}
+
+/** One process under /usr/bin/time: wall and CPU seconds, peak RSS (MB) and its stdout (unless `toNull`). */
+function timedProcess(cmd: string[], toNull = false): { wall: number; cpu: number; rssMb: number; out: string } {
+  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M', ...cmd], {
+    encoding: 'utf8',
+    stdio: ['ignore', toNull ? 'ignore' : 'pipe', 'pipe'],
+    maxBuffer: 1 << 20,
+  });
+  if (r.status !== 0) throw new Error(`${cmd.join(' ')} failed (${r.status}): ${r.stderr}`);
+  const [wall, user, sys, kb] = r.stderr.trim().split('\n').at(-1)!.split(' ').slice(1).map(Number);
+  return { wall: wall!, cpu: user! + sys!, rssMb: (kb! * 1024) / 1e6, out: r.stdout ?? '' };
+}
+
+type Contender = 'grep' | 'parse' | 'json' | 'python';
+
+async function dense(): Promise<void> {
+  const mbWanted = Number(process.env.MEDRL_BENCH_DENSE_MB ?? 1024);
+  const dir = join(tmpdir(), 'medrl-bench');
+  mkdirSync(dir, { recursive: true });
+  const log = join(dir, `verl-dense-${mbWanted}m.log`);
+  if (!existsSync(log) || statSync(log).size < mbWanted * (1 << 20)) {
+    console.log(`generating a ${mbWanted} MB dense verl log in ${dir} ...`);
+    await writeDenseVerlLog(log, mbWanted * (1 << 20));
+  }
+  const bin = join(dir, 'bin');
+  buildSync({
+    entryPoints: { 'medrl-cli': join(ROOT, 'src/cli/main.ts'), 'parse-metrics-log': join(ROOT, 'bench/parse-metrics-log.ts') },
+    outdir: bin,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['cpu-features', '*.node'],
+    logLevel: 'warning',
+  });
+  const py = join(ROOT, 'bench/verl_metrics_json.py');
+  const cli = (file: string) => [process.execPath, join(bin, 'medrl-cli.js'), 'metrics', file, '--json'];
+  // The baseline must do the same work: its output is compared byte for byte with ours on a small dense log.
+  const small = join(dir, 'verl-dense-check.log');
+  await writeDenseVerlLog(small, 4e6);
+  const ours = execFileSync(cli(small)[0]!, cli(small).slice(1), { maxBuffer: 64 << 20 });
+  const theirs = execFileSync('python3', [py, small], { maxBuffer: 64 << 20 });
+  if (!ours.equals(theirs)) throw new Error(`${py} and medrl metrics --json disagree on ${small}`);
+
+  execFileSync('cat', [log], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const rounds = Number(process.env.MEDRL_BENCH_ROUNDS ?? 1);
+  const runs: Record<Contender, { wall: number; cpu: number; rssMb: number }[]> = {
+    grep: [],
+    parse: [],
+    json: [],
+    python: [],
+  };
+  let steps = 0;
+  for (let r = 0; r < rounds; r++) {
+    const grep = timedProcess(['grep', '-c', 'step:', log]);
+    const parse = timedProcess([process.execPath, join(bin, 'parse-metrics-log.js'), log]);
+    if (Number(parse.out) !== Number(grep.out)) throw new Error(`step counts differ: ours ${parse.out.trim()}, grep ${grep.out.trim()}`);
+    steps = Number(grep.out);
+    runs.grep.push(grep);
+    runs.parse.push(parse);
+    runs.json.push(timedProcess(cli(log), true));
+    runs.python.push(timedProcess(['python3', py, log], true));
+  }
+  const med = (k: Contender, f: 'wall' | 'cpu' | 'rssMb') => median(runs[k].map((x) => x[f]));
+  const mb = statSync(log).size / 1e6;
+  const metrics = readFileSync(small, 'utf8').split('\n')[0]!.split(' - ').length - 1;
+  console.log(
+    `dense verl log (${mb.toFixed(0)} MB, ${steps} steps × ${metrics} metrics), median of ${rounds} round(s); wall s / CPU s (user + system) / peak RSS`,
+  );
+  const row = (label: string, k: Contender, note: string) =>
+    console.log(
+      `  ${label.padEnd(30)} ${med(k, 'wall').toFixed(2).padStart(7)} s  ${med(k, 'cpu').toFixed(2).padStart(7)} s CPU  ${med(k, 'rssMb').toFixed(0).padStart(5)} MB  ${note}`,
+    );
+  const x = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(1)}x` : 'n/a');
+  row(`grep -c step:`, 'grep', '');
+  row(`python3 regex loop → JSON`, 'python', '');
+  row(
+    `medrl parse alone`,
+    'parse',
+    `${x(med('parse', 'wall'), med('grep', 'wall'))} grep's time, CPU ${x(med('parse', 'cpu'), med('grep', 'cpu'))} (target ≤ 5x)`,
+  );
+  row(
+    `medrl metrics --json`,
+    'json',
+    `${x(med('python', 'wall'), med('json', 'wall'))} faster than Python, CPU ${x(med('python', 'cpu'), med('json', 'cpu'))} (target ≥ 20x); ${x(med('json', 'wall'), med('parse', 'wall'))} the parse's time, CPU ${x(med('json', 'cpu'), med('parse', 'cpu'))} (target ≤ 2x)`,
+  );
+}
+
+async function main(): Promise<void> {
+  const logs = (process.env.MEDRL_BENCH_LOGS ?? 'noisy,dense').split(',');
+  if (logs.includes('noisy')) await noisy();
+  if (logs.includes('dense')) await dense();
 }
 
 function median(xs: number[]): number {

@@ -8,6 +8,12 @@ const BLOCK = 8192;
 const MISSING_LO = 0x4d495353;
 const MISSING_HI = 0x7ffc0000;
 const QNAN_HI = 0x7ff80000;
+/** A block of "not logged", copied into each new block (filling it word by word took 15% of a dense log's parse). */
+const EMPTY_BLOCK = new Uint32Array(BLOCK * 2);
+for (let j = 0; j < EMPTY_BLOCK.length; j += 2) {
+  EMPTY_BLOCK[j] = MISSING_LO;
+  EMPTY_BLOCK[j + 1] = MISSING_HI;
+}
 
 /**
  * A growable column of doubles in fixed 64 KB Float64Array blocks: exactly 8 bytes a value, outside the JS heap, and
@@ -60,7 +66,7 @@ export class Float64Column {
   private grow(i: number): void {
     while (this.blocks.length * BLOCK <= i) {
       const words = new Uint32Array(BLOCK * 2);
-      for (let j = 0; j < words.length; j += 2) [words[j], words[j + 1]] = [MISSING_LO, MISSING_HI];
+      words.set(EMPTY_BLOCK);
       this.words.push(words);
       this.blocks.push(new Float64Array(words.buffer));
     }

@@ -47,6 +47,11 @@ export class MetricSeries {
     return this.cols.has(metric);
   }
 
+  /** Each metric with its column, in the order the metrics were first logged (for writers that go column-wise). */
+  columnEntries(): Array<[string, Float64Column]> {
+    return [...this.cols];
+  }
+
   /** The row index of a step, adding the step (in order) if it is new. */
   rowOf(step: number): number {
     const n = this.steps.length;

@@ -101,3 +101,84 @@ export async function writeVerlLog(path: string, bytes: number, noisePerStep = 6
   await once(out, 'finish');
   return step;
 }
+
+/** 18 more keys verl 0.5+ logs per step (sequence balance, per-token timings, checkpoints): 64 in all with STEP_KEYS. */
+const DENSE_EXTRA_KEYS = [
+  'global_seqlen/min',
+  'global_seqlen/max',
+  'global_seqlen/minmax_diff',
+  'global_seqlen/balanced_min',
+  'global_seqlen/balanced_max',
+  'global_seqlen/mean',
+  'actor/pg_clipfrac_higher',
+  'critic/score/std',
+  'response/aborted_ratio',
+  'response_length/non_aborted/mean',
+  'timing_per_token_ms/adv',
+  'timing_per_token_ms/ref',
+  'timing_per_token_ms/update_actor',
+  'timing_per_token_ms/old_log_prob',
+  'timing_s/save_checkpoint',
+  'timing_s/testing',
+  'perf/max_memory_allocated_gb/rollout',
+  'training/steps_per_second',
+];
+export const DENSE_KEYS = [...STEP_KEYS, ...DENSE_EXTRA_KEYS];
+
+/** Python's repr of a float (what `pprint.pformat` prints): shortest digits, `.0` on integers, `1e-05` below 1e-4. */
+export function pyRepr(x: number): string {
+  if (Number.isInteger(x) && Math.abs(x) < 1e16) return `${x}.0`;
+  if (x !== 0 && Math.abs(x) < 1e-4) return x.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
+  return String(x);
+}
+
+/**
+ * One dense verl step line as verl's console logger prints it (`verl/utils/logger/aggregate_logger.py`,
+ * `concat_dict_to_str`: `step:{step}` then `{k}:{pprint.pformat(v)}` joined with " - "), behind Ray's plain
+ * `(TaskRunner pid=1234) ` prefix: 64 metrics, a third full float reprs, the rest rounded as many metrics are
+ * (counts, 4-digit means), the learning rate in exponent form.
+ */
+export function denseStepLine(step: number, rng: () => number): string {
+  let line = `(TaskRunner pid=1234) step:${step}`;
+  for (let i = 0; i < DENSE_KEYS.length; i++) {
+    const k = DENSE_KEYS[i]!;
+    let v: number;
+    if (k === 'training/global_step') v = step;
+    else if (k === 'actor/lr') v = 1e-6 * (1 + (step % 7));
+    else if (k.startsWith('global_seqlen/') || k.startsWith('response_length/') || k.startsWith('prompt_length/'))
+      v = Math.round(rng() * 4096);
+    else if (i % 3 === 0) v = rng() * 10 - 1;
+    else v = Math.round((rng() * 10 - 1) * 1e4) / 1e4;
+    line += ` - ${k}:${k === 'training/global_step' ? String(step) : pyRepr(v)}`;
+  }
+  return line;
+}
+
+const DENSE_WARNING =
+  '(TaskRunner pid=1234) /usr/local/lib/python3.10/dist-packages/torch/utils/checkpoint.py:295: FutureWarning: `torch.cpu.amp.autocast(args...)` is deprecated.';
+
+/**
+ * Writes a metric-dense verl console log of about `bytes` bytes: one 64-metric step line per step and a warning every
+ * 50 steps (issue 19's dense log). Returns the number of step lines written.
+ */
+export async function writeDenseVerlLog(path: string, bytes: number): Promise<number> {
+  const out = createWriteStream(path);
+  const rng = seeded(7);
+  let written = 0;
+  let step = 0;
+  let text = '';
+  while (written < bytes) {
+    step++;
+    if (step % 50 === 0) text += `${DENSE_WARNING}\n`;
+    const line = `${denseStepLine(step, rng)}\n`;
+    written += line.length + (step % 50 === 0 ? DENSE_WARNING.length + 1 : 0);
+    text += line;
+    if (text.length > 1 << 20 || written >= bytes) {
+      if (!out.write(text)) await once(out, 'drain');
+      text = '';
+    }
+  }
+  out.end();
+  await once(out, 'finish');
+  return step;
+}

@@ -1,0 +1,37 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { writeNumber } from '../../../src/core/metrics/number-bytes';
+
+/** writeNumber's text for v. */
+function written(v: number): string {
+  const buf = new Uint8Array(40);
+  return Buffer.from(buf.subarray(0, writeNumber(buf, 0, v))).toString('latin1');
+}
+
+describe('writeNumber: the bytes of String(v)', () => {
+  it('any double, as String() writes it', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => assert.equal(written(x), String(x))),
+      { numRuns: 50_000 },
+    );
+  });
+
+  it('decimals of up to 17 significant digits at any scale (the values logs hold), as String() writes them', () => {
+    const digits = fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 1, maxLength: 17 });
+    fc.assert(
+      fc.property(fc.boolean(), digits, fc.integer({ min: -30, max: 30 }), (neg, d, e) => {
+        const x = Number(`${neg ? '-' : ''}${d}e${e}`);
+        assert.equal(written(x), String(x), `${d}e${e}`);
+      }),
+      { numRuns: 50_000 },
+    );
+  });
+
+  it('integers, powers of ten and the edges of the positional and exponent forms', () => {
+    const xs = [0, -0, 1, -1, 7, 10, 100, 1e6, 123456789012345, 999999999999999, 1e15, 1e20, 1e21, 1e22, 2 ** 53, 0.1, 0.5];
+    xs.push(1e-6, 1e-7, 1.5e-7, 0.000001234, 1e-8, 5e-5, 0.0001, 4096, 2e-6, 1192, -0.883, 8.7690763277933, 0.30000000000000004);
+    for (let e = -25; e <= 25; e++) xs.push(10 ** e, 3 * 10 ** e, 1.25 * 10 ** e, -(10 ** e));
+    for (const x of xs) assert.equal(written(x), String(x), String(x));
+  });
+});
