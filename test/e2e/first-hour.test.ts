@@ -5,7 +5,16 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runCommandAndPick, screenshot } from './harness/code-server';
+import {
+  ROOT,
+  codeServerForSuite,
+  focusPane,
+  openMedrlContainer,
+  pane,
+  runCommandAndPick,
+  screenshot,
+  trustWorkspace,
+} from './harness/code-server';
 import { playgroundFrame, webviewWith } from './harness/playground-frame';
 
 /** The README's and the walkthrough's pictures: taken here, on the demo, so they show the product as it is. */
@@ -39,10 +48,7 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
     const page = await cs.open(workspace);
 
     // VS Code asks whether the folder's authors are trusted: medrl demo made it, so the answer is yes.
-    const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
-    await prompt.waitFor({ timeout: 30_000 });
-    await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
-    await prompt.waitFor({ state: 'detached' });
+    await trustWorkspace(page);
     // Trusted: the Restricted Mode item leaves the status bar.
     await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).waitFor({ state: 'detached', timeout: 15_000 });
 

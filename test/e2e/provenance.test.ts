@@ -7,7 +7,16 @@ import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { resumeSpecText } from '../../src/core/checkpoints/resume-spec';
 import type { Checkpoint } from '../../src/core/checkpoints/checkpoint';
-import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runContextMenuItem, screenshot } from './harness/code-server';
+import {
+  ROOT,
+  codeServerForSuite,
+  focusPane,
+  openMedrlContainer,
+  pane,
+  runContextMenuItem,
+  screenshot,
+  trustWorkspace,
+} from './harness/code-server';
 
 const REWARD = 'configs/rewards/multiple_choice_exact.py';
 
@@ -34,10 +43,7 @@ function changeRewardLine(demo: string): void {
 /** Opens the demo workspace, trusts it and shows the Runs view; its rows of ended runs, newest first. */
 async function openRuns(cs: ReturnType<typeof codeServerForSuite>, demo: string) {
   const page = await cs.open(demo);
-  const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
-  await prompt.waitFor({ timeout: 30_000 });
-  await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
-  await prompt.waitFor({ state: 'detached' });
+  await trustWorkspace(page);
   await openMedrlContainer(page);
   await focusPane(page, 'Runs');
   return { page, rows: pane(page, 'Runs').locator('.monaco-list-row', { hasText: 'succeeded' }) };

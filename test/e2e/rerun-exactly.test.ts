@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runContextMenuItem } from './harness/code-server';
+import { ROOT, codeServerForSuite, focusPane, openMedrlContainer, pane, runContextMenuItem, trustWorkspace } from './harness/code-server';
 
 const REWARD = 'configs/rewards/multiple_choice_exact.py';
 
@@ -44,10 +44,7 @@ describe('Re-run Exactly, in real VS Code (code-server + Chromium)', () => {
     writeFileSync(join(demo, REWARD), reward.replace('    if not pred_n:\n', '    if not pred_n or pred_n == "none":\n'));
 
     const page = await cs.open(demo);
-    const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
-    await prompt.waitFor({ timeout: 30_000 });
-    await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
-    await prompt.waitFor({ state: 'detached' });
+    await trustWorkspace(page);
     await openMedrlContainer(page);
     await focusPane(page, 'Runs');
     const rows = pane(page, 'Runs').locator('.monaco-list-row', { hasText: 'succeeded' });

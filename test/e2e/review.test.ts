@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { Frame, Page } from 'playwright-core';
-import { ROOT, codeServerForSuite, runCommandAndPick, screenshot } from './harness/code-server';
+import { ROOT, codeServerForSuite, runCommandAndPick, screenshot, trustWorkspace } from './harness/code-server';
 import { webviewWith } from './harness/playground-frame';
 
 const CLI = join(ROOT, 'dist/cli.js');
@@ -47,10 +47,7 @@ describe('clinician review: a queue of 50 demo episodes reviewed with the keyboa
   it('reviews 50 episodes from the palette: progress, verdicts, rubric, note; the reward hidden until the verdict; 50 lines on the host', async () => {
     const { workspace, runDir } = demoWithFinishedRun();
     const page: Page = await cs.open(workspace);
-    const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
-    await prompt.waitFor({ timeout: 30_000 });
-    await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
-    await prompt.waitFor({ state: 'detached' });
+    await trustWorkspace(page);
 
     // From the palette with nothing selected: the run, the reviewer's name, the queue's size.
     const started = Date.now();

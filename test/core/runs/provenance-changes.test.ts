@@ -8,18 +8,7 @@ import { resumeSpecText } from '../../../src/core/checkpoints/resume-spec';
 import { loadYamlWithSchema } from '../../../src/core/config/yaml-document';
 import { runSpecSchema, type RunSpec } from '../../../src/core/runs/run-spec';
 import type { Checkpoint } from '../../../src/core/checkpoints/checkpoint';
-
-const SPEC = `name: pubmedqa-grpo
-framework: verl
-algorithm: grpo
-model: /models/qwen
-data:
-  train: data/train.parquet
-reward:
-  path: rewards/exact.py
-overrides:
-  data.train_batch_size: 8
-`;
+import { SPEC } from './provenance-fixtures';
 
 const FACTS: HostFacts = {
   data: [],

@@ -3,26 +3,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildProvenance, provenanceSchema, publicUrl, sha256, type HostFacts, type Provenance } from '../../../src/core/runs/provenance';
+import { buildProvenance, provenanceSchema, publicUrl, sha256, type Provenance } from '../../../src/core/runs/provenance';
 import { diffProvenance } from '../../../src/core/runs/provenance-diff';
 import { differenceLines, provenanceSummary } from '../../../src/core/runs/provenance-text';
 import { NO_MANIFEST, readRunProvenance, type RunProvenance } from '../../../src/core/runs/read-provenance';
 import { unifiedDiff } from '../../../src/core/format/unified-diff';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import type { RunRecord } from '../../../src/core/runs/run-record';
-
-const SPEC = `name: pubmedqa-grpo
-framework: verl
-algorithm: grpo
-model: /models/qwen
-data:
-  train: data/train.parquet
-reward:
-  path: rewards/exact.py
-overrides:
-  data.train_batch_size: 8
-  trainer.total_epochs: 1
-`;
+import { FACTS, SPEC, runRecord } from './provenance-fixtures';
 
 const REWARD = [
   'def compute_score(data_source, solution_str, ground_truth, extra_info=None):',
@@ -30,46 +17,6 @@ const REWARD = [
   '    return float(pred == ground_truth)',
   '',
 ].join('\n');
-
-const FACTS: HostFacts = {
-  data: [
-    {
-      field: 'data.train',
-      path: '/ws/data/train.parquet',
-      size: 152548,
-      mtime: '2025-03-01T10:00:00Z',
-      sha256: sha256('rows'),
-      hashed: 'sha256 of the file',
-      rows: 1000,
-      rowsFrom: 'parquet footer',
-    },
-  ],
-  model: { spec: '/models/qwen', path: '/models/qwen', configSha256: sha256('{}') },
-  environment: {
-    python: '3.11.7',
-    executable: '/venv/bin/python3',
-    packages: { torch: '2.6.0+cu124', verl: '0.4.1', vllm: '0.8.5' },
-    gpuCount: 8,
-    gpuNames: Array(8).fill('NVIDIA H100 80GB HBM3'),
-    driver: '550.54.15',
-    cuda: '12.4',
-  },
-  git: { workdir: '/ws', commit: 'a'.repeat(40), dirty: false },
-};
-
-function record(id: string): RunRecord {
-  return {
-    id,
-    name: 'pubmedqa-grpo',
-    kind: 'train',
-    framework: 'verl',
-    algorithm: 'grpo',
-    host: 'gpu1',
-    scheduler: 'ssh',
-    created: `2025-03-01T10:0${id.length % 10}:00Z`,
-    dir: `/runs/${id}`,
-  };
-}
 
 /** A run as `medrl runs diff` reads it: its record, its manifest and its reward files' text. */
 function side(id: string, specText: string, reward: string, at = '2025-03-01T10:00:00Z'): RunProvenance {
@@ -98,7 +45,12 @@ function side(id: string, specText: string, reward: string, at = '2025-03-01T10:
       },
     },
   });
-  return { host: 'gpu1', record: record(id), manifest: provenanceSchema.parse(manifest), rewardText: { 'exact.py': reward } };
+  return {
+    host: 'gpu1',
+    record: runRecord(id, { created: `2025-03-01T10:0${id.length % 10}:00Z` }),
+    manifest: provenanceSchema.parse(manifest),
+    rewardText: { 'exact.py': reward },
+  };
 }
 
 describe('provenance manifest', () => {
@@ -190,7 +142,7 @@ describe('diffProvenance', () => {
     writeFileSync(join(dir, 'spec.yaml'), SPEC.replace('trainer.total_epochs: 1', 'trainer.total_epochs: 2'));
     writeFileSync(join(dir, 'reward/exact.py'), REWARD);
     const host = new LocalHost('local');
-    const old = await readRunProvenance(host, { ...record('old-run'), dir });
+    const old = await readRunProvenance(host, runRecord('old-run', { dir }));
     assert.equal(old.note, NO_MANIFEST);
     assert.equal(old.manifest.reward?.main, 'exact.py');
     const now = side('run-a', SPEC, REWARD);

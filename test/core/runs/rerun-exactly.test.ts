@@ -10,61 +10,9 @@ import { workspaceConfigSchema, workspaceHosts } from '../../../src/core/config/
 import { HostPool } from '../../../src/core/remote/host-pool';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { environmentSecrets } from '../../../src/core/submit/run-environment';
-import type { RunRecord } from '../../../src/core/runs/run-record';
-
-const SPEC = `name: pubmedqa-grpo
-framework: verl
-algorithm: grpo
-model: /models/qwen
-data:
-  train: data/train.parquet
-reward:
-  path: rewards/exact.py
-overrides:
-  data.train_batch_size: 8
-`;
+import { FACTS, SPEC, runRecord } from './provenance-fixtures';
 
 const REWARD = 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 1.0\n';
-
-const FACTS: HostFacts = {
-  data: [
-    {
-      field: 'data.train',
-      path: '/ws/data/train.parquet',
-      size: 152548,
-      mtime: '2025-03-01T10:00:00Z',
-      sha256: sha256('rows'),
-      hashed: 'sha256 of the file',
-      rows: 1000,
-      rowsFrom: 'parquet footer',
-    },
-  ],
-  model: { spec: '/models/qwen', path: '/models/qwen', configSha256: sha256('{}') },
-  environment: {
-    python: '3.11.7',
-    executable: '/venv/bin/python3',
-    packages: { torch: '2.6.0+cu124', verl: '0.4.1', vllm: '0.8.5' },
-    gpuCount: 8,
-    gpuNames: Array(8).fill('NVIDIA H100 80GB HBM3'),
-    driver: '550.54.15',
-    cuda: '12.4',
-  },
-  git: { workdir: '/ws', commit: 'a'.repeat(40), dirty: false },
-};
-
-function record(id: string, dir = `/runs/${id}`): RunRecord {
-  return {
-    id,
-    name: 'pubmedqa-grpo',
-    kind: 'train',
-    framework: 'verl',
-    algorithm: 'grpo',
-    host: 'gpu1',
-    scheduler: 'ssh',
-    created: '2025-03-01T10:00:00Z',
-    dir,
-  };
-}
 
 function manifest(id: string, facts: HostFacts, workspace: string, at: string, service = 'svc-1'): Provenance {
   return provenanceSchema.parse(
@@ -90,7 +38,7 @@ function manifest(id: string, facts: HostFacts, workspace: string, at: string, s
 function then(): RunProvenance {
   return {
     host: 'gpu1',
-    record: record('run-a'),
+    record: runRecord('run-a'),
     manifest: manifest('run-a', FACTS, '/home/me/ws', '2025-03-01T10:00:00Z'),
     rewardText: { 'exact.py': REWARD },
     specText: SPEC,
@@ -100,7 +48,7 @@ function then(): RunProvenance {
 /** What a submit of the same spec measures today, from another laptop, with the service restarted (a new run id). */
 function now(facts: HostFacts) {
   return {
-    record: { ...record('run-b'), created: '2025-06-01T00:00:00Z' },
+    record: { ...runRecord('run-b'), created: '2025-06-01T00:00:00Z' },
     manifest: manifest('run-b', facts, '/Users/colleague/ws', '2025-06-01T00:00:00Z', 'svc-2'),
     rewardText: { 'exact.py': REWARD },
   };
@@ -166,7 +114,7 @@ describe('rerunExactly refuses before it asks any host', () => {
     mkdirSync(join(dir, 'reward'));
     writeFileSync(join(dir, 'spec.yaml'), SPEC);
     writeFileSync(join(dir, 'reward/exact.py'), REWARD);
-    const old = await readRunProvenance(new LocalHost('local'), record('old-run', dir));
+    const old = await readRunProvenance(new LocalHost('local'), runRecord('old-run', { dir }));
     await assert.rejects(rerunExactly(request(old)), {
       message:
         'run old-run has no provenance.json (submitted before manifests): there is nothing to check the host against; submit its spec instead (Re-run, or medrl submit)',

@@ -307,6 +307,14 @@ export async function runContextMenuItem(page: Page, row: Locator, item: string)
   await page.keyboard.press('Enter');
 }
 
+/** Answers the workspace trust prompt of a folder just opened (demo settings: trust on) with "Yes, I trust the authors". */
+export async function trustWorkspace(page: Page): Promise<void> {
+  const prompt = page.locator('.monaco-dialog-box', { hasText: 'Do you trust the authors of the files in this folder?' });
+  await prompt.waitFor({ timeout: 30_000 });
+  await prompt.getByRole('button', { name: 'Yes, I trust the authors' }).click();
+  await prompt.waitFor({ state: 'detached' });
+}
+
 /** Opens the MedRL container from the activity bar. */
 export async function openMedrlContainer(page: Page): Promise<void> {
   await page.locator('.activitybar [aria-label^="MedRL"]').first().click();

@@ -10,6 +10,7 @@ import { listRuns, type RunInfo } from '../../../src/core/runs/list-runs';
 import { submitRun, type SubmitRequest } from '../../../src/core/runs/submit-run';
 import type { RunState } from '../../../src/core/runs/run-record';
 import { shellQuote } from '../../../src/core/remote/shell-quote';
+import { startSshd, type SshdFixture } from '../fixtures/sshd';
 
 export const ROOT = join(__dirname, '../../..');
 export const STANDINS = join(ROOT, 'standins');
@@ -148,3 +149,20 @@ export async function waitForState(host: Host, runsDir: string, id: string, stat
 }
 
 export { submitRun };
+
+/** A real sshd on loopback, a host on it, and a workspace whose runs go to `~/.medrl/runs` there with the stand-ins' setup. */
+export async function loopbackRuns(): Promise<{ sshd: SshdFixture; host: Host; ws: Workspace }> {
+  const sshd = await startSshd();
+  const host = sshd.makeHost({ name: 'loopback' });
+  const ws = makeWorkspace('~/.medrl/runs');
+  ws.hostConfig = {
+    name: 'loopback',
+    kind: 'ssh',
+    sshAlias: sshd.alias,
+    runsDir: '~/.medrl/runs',
+    setup: STANDIN_SETUP,
+    env: {},
+    scheduler: 'ssh',
+  };
+  return { sshd, host, ws };
+}

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startSshd, type SshdFixture } from '../fixtures/sshd';
+import type { SshdFixture } from '../fixtures/sshd';
 import type { Host } from '../../../src/core/remote/host';
 import { HostPool } from '../../../src/core/remote/host-pool';
 import { workspaceConfigSchema, workspaceHosts } from '../../../src/core/config/workspace-config';
@@ -11,26 +11,13 @@ import { provenanceSchema } from '../../../src/core/runs/provenance';
 import { readRunProvenance } from '../../../src/core/runs/read-provenance';
 import { RerunRefused, rerunExactly } from '../../../src/core/runs/rerun-exactly';
 import { environmentSecrets } from '../../../src/core/submit/run-environment';
-import { STANDIN_SETUP, adaptExample, makeWorkspace, request, submitRun, waitForState, type Workspace } from './run-fixture';
+import { loopbackRuns, STANDIN_SETUP, adaptExample, request, submitRun, waitForState, type Workspace } from './run-fixture';
 
 describe('re-run exactly on an SSH host (a real sshd on loopback) with the stand-in trainers', () => {
   let sshd: SshdFixture;
   let host: Host;
   let ws: Workspace;
-  before(async () => {
-    sshd = await startSshd();
-    host = sshd.makeHost({ name: 'loopback' });
-    ws = makeWorkspace('~/.medrl/runs');
-    ws.hostConfig = {
-      name: 'loopback',
-      kind: 'ssh',
-      sshAlias: sshd.alias,
-      runsDir: '~/.medrl/runs',
-      setup: STANDIN_SETUP,
-      env: {},
-      scheduler: 'ssh',
-    };
-  });
+  before(async () => ({ sshd, host, ws } = await loopbackRuns()));
   after(async () => {
     await host.dispose();
     await sshd.stop();

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startSshd, type SshdFixture } from '../fixtures/sshd';
+import type { SshdFixture } from '../fixtures/sshd';
 import type { Host } from '../../../src/core/remote/host';
 import { listRuns } from '../../../src/core/runs/list-runs';
 import { cancelRun } from '../../../src/core/runs/cancel-run';
@@ -12,26 +12,13 @@ import { followLog } from '../../../src/core/runs/follow-log';
 import { provenanceSchema } from '../../../src/core/runs/provenance';
 import { collectHostFacts } from '../../../src/core/runs/provenance-host';
 import { readRunProvenance } from '../../../src/core/runs/read-provenance';
-import { STANDIN_SETUP, adaptExample, makeWorkspace, request, submitRun, waitForState, type Workspace } from './run-fixture';
+import { loopbackRuns, STANDIN_SETUP, adaptExample, request, submitRun, waitForState, type Workspace } from './run-fixture';
 
 describe('runs on an SSH host (a real sshd on loopback) with the stand-in trainers', () => {
   let sshd: SshdFixture;
   let host: Host;
   let ws: Workspace;
-  before(async () => {
-    sshd = await startSshd();
-    host = sshd.makeHost({ name: 'loopback' });
-    ws = makeWorkspace('~/.medrl/runs');
-    ws.hostConfig = {
-      name: 'loopback',
-      kind: 'ssh',
-      sshAlias: sshd.alias,
-      runsDir: '~/.medrl/runs',
-      setup: STANDIN_SETUP,
-      env: {},
-      scheduler: 'ssh',
-    };
-  });
+  before(async () => ({ sshd, host, ws } = await loopbackRuns()));
   after(async () => {
     await host.dispose();
     await sshd.stop();
