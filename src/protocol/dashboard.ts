@@ -10,6 +10,8 @@ const dashboardRun = z.object({
   label: z.string(),
   /** `host:path` of the run folder or file, for the legend's tooltip. */
   where: z.string(),
+  /** Its colour (colourSlots, by run id): the theme's chart colours 0-5 solid, 6-11 dashed; a run's own in every session. */
+  colour: z.number().int().min(0),
 });
 export type DashboardRun = z.infer<typeof dashboardRun>;
 

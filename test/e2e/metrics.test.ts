@@ -140,6 +140,7 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
       assert.equal(await points(frame, chart), STEPS, chart);
     assert.equal(await points(frame, 'validation'), log.validation);
     assert.equal(await frame.locator('.run[data-run-id="r0"]').getAttribute('data-steps'), String(STEPS + 1));
+    const colourA = await frame.locator('.run[data-run-id="r0"]').getAttribute('data-colour');
     await screenshot(page, 'metrics-dashboard');
 
     // A metric that is not a headline, by search.
@@ -205,6 +206,10 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     await compare.locator('.run[data-run-id="r1"]').waitFor({ timeout: 30_000 });
     await waitForPoints(compare, 'reward', STEPS + 4);
     assert.equal(await compare.locator('section.chart[data-chart="reward"]').getAttribute('data-run-points'), `${a.id}=${STEPS} ${b.id}=4`);
+    // Each run has its own colour, and the first keeps the one it had alone (a run's colour is the same in every view).
+    const colours = await compare.locator('.run').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.colour));
+    assert.equal(colours[0], colourA);
+    assert.notEqual(colours[1], colours[0]);
     await screenshot(page, 'metrics-compare');
     await page.close();
   });

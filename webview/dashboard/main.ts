@@ -171,16 +171,20 @@ function onMessage(msg: ToDashboard): void {
 }
 
 // ---- runs, problems, search --------------------------------------------------------------------------------------
-function runColour(i: number): string {
+/** A run's colour slot as the theme draws it: slots 0-5 are its six chart colours solid, 6-11 the same dashed. */
+function runColour(slot: number): string {
   const names = ['blue', 'orange', 'green', 'purple', 'red', 'yellow'];
   const style = getComputedStyle(document.body);
   const fallback = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
-  return style.getPropertyValue(`--vscode-charts-${names[i % names.length]}`).trim() || fallback[i % fallback.length]!;
+  return style.getPropertyValue(`--vscode-charts-${names[slot % names.length]}`).trim() || fallback[slot % fallback.length]!;
+}
+
+function dashed(slot: number): boolean {
+  return slot % 12 >= 6;
 }
 
 function renderRuns(): void {
   runsBar.replaceChildren();
-  let i = 0;
   for (const r of runs.values()) {
     const st = r.status;
     const state = st?.error ? `error: ${st.error}` : !st ? 'loading' : st.source === null ? 'no metrics yet' : st.live ? 'live' : 'ended';
@@ -191,8 +195,11 @@ function renderRuns(): void {
       el('span', { className: 'label', text: r.info.label }),
       el('span', { className: 'meta', text: `${r.series.length} steps · ${r.framework ?? '?'} · ${state}` }),
     );
-    (chip.firstChild as HTMLElement).style.background = runColour(i++);
+    const dot = chip.firstChild as HTMLElement;
+    dot.style.borderColor = runColour(r.info.colour);
+    dot.classList.toggle('dashed', dashed(r.info.colour));
     chip.dataset.runId = r.info.id;
+    chip.dataset.colour = String(r.info.colour);
     chip.dataset.steps = String(r.series.length);
     chip.dataset.state = state;
     runsBar.append(chip);
@@ -407,7 +414,6 @@ function scheduleRender(): void {
 
 function render(): void {
   grid.dataset.x = xAxis;
-  const order = [...runs.values()];
   const style = getComputedStyle(document.body);
   const fg = style.getPropertyValue('--vscode-descriptionForeground').trim() || '#999';
   const gridColour = style.getPropertyValue('--vscode-editorWidget-border').trim() || 'rgba(128,128,128,0.25)';
@@ -459,7 +465,8 @@ function render(): void {
             { label: xAxis === 'time' ? 'time' : 'step', value: xAxis === 'time' ? (_u, v) => (v === null ? '' : duration(v)) : undefined },
             ...lines.map((l) => ({
               label: l.run.info.label,
-              stroke: runColour(order.indexOf(l.run)),
+              stroke: runColour(l.run.info.colour),
+              ...(dashed(l.run.info.colour) ? { dash: [6, 3] } : {}),
               width: 1.5,
               spanGaps: true,
               points: { show: l.raw.length < 60 },

@@ -13,6 +13,7 @@ import type { RunProvenance } from '../../core/runs/read-provenance';
 import { diffProvenance } from '../../core/runs/provenance-diff';
 import { valueText } from '../../core/runs/provenance-text';
 import { changePointText, resumeChanges } from '../../core/runs/provenance-changes';
+import { colourSlots } from '../../core/metrics/colour-slots';
 
 /** Something to chart: a run folder or a metrics file on a host. */
 export interface DashboardTarget {
@@ -82,12 +83,16 @@ class Dashboard {
 
   async onMessage(msg: FromDashboard): Promise<void> {
     if (msg.type === 'ready') {
+      const where = this.runs.map((r) => `${r.target.host}:${r.target.path}`);
+      // A run by its id, which is its folder's name too: the same colour from the Runs view and from the Explorer.
+      const colours = colourSlots(this.runs.map((r) => r.target.record?.id ?? basename(r.target.path)));
       this.send({
         type: 'runs',
-        runs: this.runs.map((r) => ({
+        runs: this.runs.map((r, i) => ({
           id: r.id,
           label: r.target.name ?? basename(r.target.path),
-          where: `${r.target.host}:${r.target.path}`,
+          where: where[i]!,
+          colour: colours[i]!,
         })),
       });
       if (!this.started) {
