@@ -13,7 +13,7 @@ import { readRunFolderProvenance, readRunProvenance, type RunProvenance } from '
 import { changePointText, resumeChanges } from '../../core/runs/provenance-changes';
 import { diffProvenance } from '../../core/runs/provenance-diff';
 import { differenceLines, provenanceLines } from '../../core/runs/provenance-text';
-import { RerunRefused, rerunExactly } from '../../core/runs/rerun-exactly';
+import { RerunRefused, rerunExactly } from '../../core/submit/rerun-exactly';
 import { cancelRun } from '../../core/runs/cancel-run';
 import { followLog, followRun } from '../../core/runs/follow-log';
 import { isActive, RUN_FILES } from '../../core/runs/run-record';

@@ -60,15 +60,3 @@ export const runJsonSchema = z.looseObject({
   service: z.looseObject({ port: z.number(), model: z.string(), servedModelName: z.string().optional() }).optional(),
 });
 export type RunJson = z.output<typeof runJsonSchema>;
-
-const VERL_STEP = /^global_step_(\d+)$/;
-const TRL_STEP = /^checkpoint-(\d+)$/;
-
-/** The step a checkpoint folder name stands for, and its framework; undefined for any other name. */
-export function stepOfFolder(name: string): { framework: 'verl' | 'trl'; step: number } | undefined {
-  const v = VERL_STEP.exec(name);
-  if (v) return { framework: 'verl', step: Number(v[1]) };
-  const t = TRL_STEP.exec(name);
-  if (t) return { framework: 'trl', step: Number(t[1]) };
-  return undefined;
-}

@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import { execChecked, type Host } from '../remote/host';
 import { shellQuote } from '../remote/shell-quote';
-import { stepOfFolder, type Checkpoint } from './checkpoint';
+import type { Checkpoint } from './checkpoint';
+import { stepOfFolder } from '../runs/checkpoint-folder';
 
 /**
  * Deletes a checkpoint folder and returns the bytes freed. Only a `global_step_N` / `checkpoint-N` folder is ever

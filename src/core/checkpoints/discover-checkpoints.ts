@@ -2,7 +2,8 @@ import { posix } from 'node:path';
 import type { Host } from '../remote/host';
 import { execChecked } from '../remote/host';
 import { shellPath } from '../remote/shell-quote';
-import { runJsonSchema, stepOfFolder, type Checkpoint, type CheckpointKind, type RunJson, type RunRef } from './checkpoint';
+import { runJsonSchema, type Checkpoint, type CheckpointKind, type RunJson, type RunRef } from './checkpoint';
+import { stepOfFolder } from '../runs/checkpoint-folder';
 import { fieldPath, plainIssues, plainZodError } from '../errors/plain-zod';
 import { errorMessage } from '../errors/located-error';
 

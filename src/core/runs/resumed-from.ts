@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { stepOfFolder } from '../checkpoints/checkpoint';
+import { stepOfFolder } from './checkpoint-folder';
 import type { RunSpec } from './run-spec';
 import { trainerFor } from './trainers';
 import { hostPath, type HostDirs } from './host-paths';

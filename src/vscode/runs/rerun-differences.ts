@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { RerunRefused } from '../../core/runs/rerun-exactly';
+import type { RerunRefused } from '../../core/submit/rerun-exactly';
 
 /**
  * Why a re-run was refused, as a read-only document: `medrl-rerun-differences:/RUN_ID differences?TEXT`. The text (the

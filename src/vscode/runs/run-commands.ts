@@ -8,7 +8,7 @@ import { submitRequest } from '../../core/submit/submit-request';
 import { cancelRun } from '../../core/runs/cancel-run';
 import type { RunInfo } from '../../core/runs/list-runs';
 import { isActive, RUN_FILES, type RunRecord } from '../../core/runs/run-record';
-import { RerunRefused, rerunExactly } from '../../core/runs/rerun-exactly';
+import { RerunRefused, rerunExactly } from '../../core/submit/rerun-exactly';
 import { renderNewSpec, type NewRunAnswers } from '../../core/runs/new-spec';
 import type { RunSpec } from '../../core/runs/run-spec';
 import { stateLabel } from '../../core/runs/run-summary';

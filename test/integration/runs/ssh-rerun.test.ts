@@ -9,7 +9,7 @@ import { HostPool } from '../../../src/core/remote/host-pool';
 import { workspaceConfigSchema, workspaceHosts } from '../../../src/core/config/workspace-config';
 import { provenanceSchema } from '../../../src/core/runs/provenance';
 import { readRunProvenance } from '../../../src/core/runs/read-provenance';
-import { RerunRefused, rerunExactly } from '../../../src/core/runs/rerun-exactly';
+import { RerunRefused, rerunExactly } from '../../../src/core/submit/rerun-exactly';
 import { environmentSecrets } from '../../../src/core/submit/run-environment';
 import { loopbackRuns, STANDIN_SETUP, adaptExample, request, submitRun, waitForState, type Workspace } from './run-fixture';
 

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildProvenance, provenanceSchema, sha256, type HostFacts, type Provenance } from '../../../src/core/runs/provenance';
 import { readRunProvenance, type RunProvenance } from '../../../src/core/runs/read-provenance';
-import { RerunRefused, rerunDifferences, rerunExactly } from '../../../src/core/runs/rerun-exactly';
+import { RerunRefused, rerunDifferences, rerunExactly } from '../../../src/core/submit/rerun-exactly';
 import { workspaceConfigSchema, workspaceHosts } from '../../../src/core/config/workspace-config';
 import { HostPool } from '../../../src/core/remote/host-pool';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { environmentSecrets } from '../../../src/core/submit/run-environment';
-import { FACTS, SPEC, runRecord } from './provenance-fixtures';
+import { FACTS, SPEC, runRecord } from '../runs/provenance-fixtures';
 
 const REWARD = 'def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 1.0\n';
 

@@ -1,15 +1,15 @@
 import type { WorkspaceConfig } from '../config/workspace-config';
 import { LocatedError } from '../errors/located-error';
 import type { HostPool } from '../remote/host-pool';
-import type { SecretSource } from '../submit/run-environment';
-import { submitRequest } from '../submit/submit-request';
-import { parseRunSpec } from './load-run-spec';
-import { sha256 } from './provenance';
-import { diffProvenance, type Difference } from './provenance-diff';
-import { differenceLine, differenceLines } from './provenance-text';
-import type { RunProvenance } from './read-provenance';
-import { RUN_FILES, type RunRecord } from './run-record';
-import { submitRun, type PlannedProvenance } from './submit-run';
+import type { SecretSource } from './run-environment';
+import { submitRequest } from './submit-request';
+import { parseRunSpec } from '../runs/load-run-spec';
+import { sha256 } from '../runs/provenance';
+import { diffProvenance, type Difference } from '../runs/provenance-diff';
+import { differenceLine, differenceLines } from '../runs/provenance-text';
+import type { RunProvenance } from '../runs/read-provenance';
+import { RUN_FILES, type RunRecord } from '../runs/run-record';
+import { submitRun, type PlannedProvenance } from '../runs/submit-run';
 
 /** A re-run refused: what the host (or the workspace's reward files) no longer has as the run recorded it. */
 export class RerunRefused extends Error {
