@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildProvenance, provenanceSchema, sha256, type HostFacts, type ResumedFrom } from '../../../src/core/runs/provenance';
+import { buildProvenance, provenanceSchema, type HostFacts, type ResumedFrom } from '../../../src/core/runs/provenance';
 import { NO_MANIFEST, type RunProvenance } from '../../../src/core/runs/read-provenance';
 import { changePointText, resumeChanges, type ReadResumedRun } from '../../../src/core/runs/provenance-changes';
 import { resumedFrom } from '../../../src/core/runs/resumed-from';
@@ -8,7 +8,7 @@ import { resumeSpecText } from '../../../src/core/checkpoints/resume-spec';
 import { loadYamlWithSchema } from '../../../src/core/config/yaml-document';
 import { runSpecSchema, type RunSpec } from '../../../src/core/runs/run-spec';
 import type { Checkpoint } from '../../../src/core/checkpoints/checkpoint';
-import { SPEC } from './provenance-fixtures';
+import { SPEC, judgeUse } from './provenance-fixtures';
 
 const FACTS: HostFacts = {
   data: [],
@@ -52,17 +52,7 @@ function run(id: string, o: { reward?: string; judgeModel?: string; from?: [stri
     uses: {
       services: {},
       judges: {
-        judge: {
-          judge: 'qwen72',
-          host: 'gpu2',
-          model: o.judgeModel ?? 'Qwen2.5-72B-Instruct',
-          url: 'http://gpu2:8000/v1',
-          promptSha256: sha256('prompt'),
-          parser: 'json:score',
-          temperature: 0,
-          seed: 1,
-          maxTokens: null,
-        },
+        judge: judgeUse(o.judgeModel),
       },
     },
     resumedFrom: resumedFrom(spec, DIRS),

@@ -1,4 +1,4 @@
-import { sha256, type HostFacts } from '../../../src/core/runs/provenance';
+import { sha256, type HostFacts, type JudgeUse } from '../../../src/core/runs/provenance';
 import type { RunRecord } from '../../../src/core/runs/run-record';
 
 /** The run spec, host facts and run record the provenance, re-run and change-point tests build their runs from. */
@@ -53,5 +53,20 @@ export function runRecord(id: string, o: { dir?: string; created?: string } = {}
     scheduler: 'ssh',
     created: o.created ?? '2025-03-01T10:00:00Z',
     dir: o.dir ?? `/runs/${id}`,
+  };
+}
+
+/** The judge the runs call (`judges.judge` of their manifest), with the model given. */
+export function judgeUse(model = 'Qwen2.5-72B-Instruct'): JudgeUse {
+  return {
+    judge: 'qwen72',
+    host: 'gpu2',
+    model,
+    url: 'http://gpu2:8000/v1',
+    promptSha256: sha256('prompt'),
+    parser: 'json:score',
+    temperature: 0,
+    seed: 1,
+    maxTokens: null,
   };
 }

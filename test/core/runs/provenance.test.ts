@@ -9,7 +9,7 @@ import { differenceLines, provenanceSummary } from '../../../src/core/runs/prove
 import { NO_MANIFEST, readRunProvenance, type RunProvenance } from '../../../src/core/runs/read-provenance';
 import { unifiedDiff } from '../../../src/core/format/unified-diff';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import { FACTS, SPEC, runRecord } from './provenance-fixtures';
+import { FACTS, SPEC, runRecord, judgeUse } from './provenance-fixtures';
 
 const REWARD = [
   'def compute_score(data_source, solution_str, ground_truth, extra_info=None):',
@@ -31,17 +31,7 @@ function side(id: string, specText: string, reward: string, at = '2025-03-01T10:
     uses: {
       services: {},
       judges: {
-        judge: {
-          judge: 'qwen72',
-          host: 'gpu2',
-          model: 'Qwen2.5-72B-Instruct',
-          url: 'http://gpu2:8000/v1',
-          promptSha256: sha256('prompt'),
-          parser: 'json:score',
-          temperature: 0,
-          seed: 1,
-          maxTokens: null,
-        },
+        judge: judgeUse(),
       },
     },
   });
