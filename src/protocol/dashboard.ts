@@ -15,15 +15,26 @@ const dashboardRun = z.object({
 });
 export type DashboardRun = z.infer<typeof dashboardRun>;
 
-/**
- * Steps added or changed since the last message for a run (MetricSeries.takeChanges): sent incrementally, never the whole
- * series again. `null` where a step did not log the metric.
- */
-const seriesChanges = z.object({
-  steps: z.array(z.number()),
-  observedAt: z.array(z.number().nullable()),
-  metrics: z.record(z.string(), z.array(jsonMetricSchema.nullable())),
+const axis = z.enum(['step', 'time']);
+const range = z.object({ x0: z.number(), x1: z.number() }).refine((r) => r.x0 <= r.x1, 'x0 after x1');
+/** A chart's metric for one run (the page picks the key: a headline's per framework, or a searched metric). */
+const lineKey = z.object({ runId: z.string(), key: z.string() });
+const drawn = z.array(z.number().nullable());
+
+/** One run's line on a chart (LineView in src/core/metrics/chart-view.ts): only what is on screen, never the series. */
+const chartLine = z.object({
+  runId: z.string(),
+  key: z.string(),
+  mode: z.enum(['points', 'envelope']),
+  x: z.array(z.number()),
+  lo: drawn,
+  hi: drawn,
+  y: drawn,
+  logged: z.number().int(),
+  nonFinite: z.array(z.object({ step: z.number(), value: jsonMetricSchema })),
+  nonFiniteCount: z.number().int(),
 });
+export type ChartLine = z.infer<typeof chartLine>;
 
 /** One thing a compared run was made with differently from the baseline; values already written as text (provenance-text). */
 const provenanceDifference = z.object({ path: z.string(), a: z.string(), b: z.string(), diff: z.string().optional() });
@@ -61,7 +72,16 @@ export const toDashboard = z.discriminatedUnion('type', [
   }),
   /** Sent once per run of the Runs view: where its reward or judges changed, and why the walk stopped short (notes). */
   z.object({ type: z.literal('changePoints'), runId: z.string(), points: z.array(changePoint), notes: z.array(z.string()) }),
-  z.object({ type: z.literal('points'), runId: z.string(), changes: seriesChanges }),
+  /** A run's metric names and step count, sent when they change (a poll added steps): the page asks its charts again. */
+  z.object({ type: z.literal('metrics'), runId: z.string(), names: z.array(z.string()), steps: z.number().int(), revision: z.number() }),
+  /** The answer to a `view`: each line over the range (the lines' whole extent when the page asked for none). */
+  z.object({
+    type: z.literal('chart'),
+    chartId: z.string(),
+    seq: z.number().int(),
+    range: range.nullable(),
+    lines: z.array(chartLine),
+  }),
   z.object({
     type: z.literal('status'),
     runId: z.string(),
@@ -81,7 +101,26 @@ export type ToDashboard = z.infer<typeof toDashboard>;
 
 export const fromDashboard = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready') }),
-  /** The visible data as CSV, built by the page (it knows the charts, smoothing and x axis shown); the host asks where to save it. */
-  z.object({ type: z.literal('exportCsv'), csv: z.string(), suggestedName: z.string() }),
+  /**
+   * A chart's lines over an x range (null: all of it) in `width` pixel columns: sent when a chart is drawn, zoomed, panned,
+   * resized or smoothed, and when a run it shows gains steps. `seq` orders the answers (only the newest is drawn).
+   */
+  z.object({
+    type: z.literal('view'),
+    chartId: z.string().max(300),
+    seq: z.number().int().nonnegative(),
+    axis,
+    range: range.nullable(),
+    width: z.number().int().min(1).max(10_000),
+    smoothing: z.number().min(0).max(0.999),
+    lines: z.array(lineKey).max(64),
+  }),
+  /** The shown charts' metrics as CSV (every logged step, raw and smoothed); the host builds it and asks where to save it. */
+  z.object({
+    type: z.literal('exportCsv'),
+    suggestedName: z.string().max(200),
+    smoothing: z.number().min(0).max(0.999),
+    lines: z.array(lineKey).max(1000),
+  }),
 ]);
 export type FromDashboard = z.infer<typeof fromDashboard>;

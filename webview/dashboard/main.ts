@@ -9,19 +9,20 @@ import { connect, el } from '../shared/vscode-api';
 import {
   fromDashboard,
   toDashboard,
+  type ChartLine,
   type DashboardChangePoint,
   type DashboardRun,
   type ProvenanceComparison,
   type ToDashboard,
 } from '../../src/protocol/dashboard';
-import { MetricSeries } from '../../src/core/metrics/metric-series';
 import { HEADLINES, headlineKey, type Framework } from '../../src/core/metrics/headline-defs';
-import { smoothEma } from './smoothing';
-import { toCsv, type CsvRow } from './csv';
 
+/** A run as the page knows it: its metric names and step count; the series itself stays in the extension host. */
 interface RunState {
   info: DashboardRun;
-  series: MetricSeries;
+  names: string[];
+  nameSet: Set<string>;
+  steps: number;
   framework: Framework | undefined;
   status: Extract<ToDashboard, { type: 'status' }> | undefined;
   /** Steps where its reward or judges changed along the runs it resumed from, and why that walk stopped short. */
@@ -39,10 +40,17 @@ interface Chart {
   caption: HTMLElement;
   plotBox: HTMLElement;
   plot?: uPlot;
-  /** Series layout the plot was built for (labels), to rebuild it when runs are added. */
+  /** Series layout the plot was built for (runs and axis), to rebuild it when runs are added. */
   layout?: string;
   /** The change markers its plot draws (changeMarkers), set on each render. */
   markers: Marker[];
+  /** The zoomed x range (null: the whole run), set by dragging, the wheel, or a double-click (back to null). */
+  range: { x0: number; x1: number } | null;
+  /** The last `view` asked and when; answers to older ones are dropped. */
+  seq: number;
+  askedAt: number;
+  /** The lines last drawn (for the CSV's keys and the captions). */
+  lines: ChartLine[];
 }
 
 /** A vertical marker on a chart's step axis: every change (of the runs the chart shows) at that step. */
@@ -76,8 +84,11 @@ for (const [value, label] of [
   o.addEventListener('change', () => {
     if (!(o as unknown as { checked: boolean }).checked) return;
     xAxis = value;
-    for (const c of charts) c.layout = undefined;
-    scheduleRender();
+    for (const c of charts) {
+      c.layout = undefined;
+      c.range = null; // a step range means nothing in seconds
+    }
+    askAll();
   });
   xSelect.append(o);
 }
@@ -126,13 +137,13 @@ app.append(
 smoothInput.addEventListener('input', () => {
   smoothing = Number(smoothInput.value);
   smoothLabel.textContent = smoothing.toFixed(2);
-  scheduleRender();
+  askAll();
 });
 search.addEventListener('input', () => renderSearch());
 csvButton.addEventListener('click', () => exportCsv());
 
 for (const def of HEADLINES) {
-  addChart(def.id, def.title, (r) => headlineKey(def, r.series.metricNames(), r.framework), false);
+  addChart(def.id, def.title, (r) => headlineKey(def, r.names, r.framework), false);
 }
 
 api.post({ type: 'ready' });
@@ -142,7 +153,16 @@ function onMessage(msg: ToDashboard): void {
   if (msg.type === 'runs') {
     for (const info of msg.runs)
       if (!runs.has(info.id))
-        runs.set(info.id, { info, series: new MetricSeries(), framework: undefined, status: undefined, changePoints: [], changeNotes: [] });
+        runs.set(info.id, {
+          info,
+          names: [],
+          nameSet: new Set(),
+          steps: 0,
+          framework: undefined,
+          status: undefined,
+          changePoints: [],
+          changeNotes: [],
+        });
     renderRuns();
   } else if (msg.type === 'provenance') {
     renderChanges(msg.baselineLabel, msg.comparisons);
@@ -152,13 +172,19 @@ function onMessage(msg: ToDashboard): void {
     run.changePoints = msg.points;
     run.changeNotes = msg.notes;
     renderProblems();
-    scheduleRender();
-  } else if (msg.type === 'points') {
+    askAll();
+  } else if (msg.type === 'metrics') {
     const run = runs.get(msg.runId);
     if (!run) return;
-    run.series.applyChanges(msg.changes);
+    run.names = msg.names;
+    run.nameSet = new Set(msg.names);
+    run.steps = msg.steps;
     renderRuns();
-    scheduleRender();
+    renderSearch();
+    askAll();
+  } else if (msg.type === 'chart') {
+    const chart = charts.find((c) => c.id === msg.chartId);
+    if (chart && msg.seq === chart.seq) draw(chart, msg.lines, msg.range);
   } else {
     const run = runs.get(msg.runId);
     if (!run) return;
@@ -166,7 +192,7 @@ function onMessage(msg: ToDashboard): void {
     run.framework = msg.framework ?? undefined;
     renderRuns();
     renderProblems();
-    scheduleRender();
+    askAll();
   }
 }
 
@@ -193,18 +219,18 @@ function renderRuns(): void {
       { className: 'run', title: `${r.info.where}${st?.source ? `\nreading ${st.source}` : ''}` },
       el('span', { className: 'dot' }),
       el('span', { className: 'label', text: r.info.label }),
-      el('span', { className: 'meta', text: `${r.series.length} steps · ${r.framework ?? '?'} · ${state}` }),
+      el('span', { className: 'meta', text: `${r.steps} steps · ${r.framework ?? '?'} · ${state}` }),
     );
     const dot = chip.firstChild as HTMLElement;
     dot.style.borderColor = runColour(r.info.colour);
     dot.classList.toggle('dashed', dashed(r.info.colour));
     chip.dataset.runId = r.info.id;
     chip.dataset.colour = String(r.info.colour);
-    chip.dataset.steps = String(r.series.length);
+    chip.dataset.steps = String(r.steps);
     chip.dataset.state = state;
     runsBar.append(chip);
   }
-  const anySteps = [...runs.values()].some((r) => r.series.length > 0);
+  const anySteps = [...runs.values()].some((r) => r.steps > 0);
   const errors = [...runs.values()].filter((r) => r.status?.error).map((r) => `${r.info.label}: ${r.status!.error}`);
   empty.textContent = errors.length
     ? errors.join('\n')
@@ -290,14 +316,14 @@ function renderSearch(): void {
   results.replaceChildren();
   if (!q) return;
   const names = new Set<string>();
-  for (const r of runs.values()) for (const n of r.series.metricNames()) if (n.toLowerCase().includes(q)) names.add(n);
+  for (const r of runs.values()) for (const n of r.names) if (n.toLowerCase().includes(q)) names.add(n);
   const list = [...names].sort().slice(0, 40);
   if (!list.length) results.append(el('span', { className: 'none', text: `no metric matches "${q}"` }));
   for (const n of list) {
     const b = el('button', { className: 'metric-pick', text: n, title: `Add a chart of ${n}` });
     b.addEventListener('click', () => {
-      if (!charts.some((c) => c.id === `m:${n}`)) addChart(`m:${n}`, n, (r) => (r.series.has(n) ? n : undefined), true);
-      scheduleRender();
+      if (!charts.some((c) => c.id === `m:${n}`)) addChart(`m:${n}`, n, (r) => (r.nameSet.has(n) ? n : undefined), true);
+      askAll();
     });
     results.append(b);
   }
@@ -323,49 +349,68 @@ function addChart(id: string, title: string, keyFor: Chart['keyFor'], removable:
   const section = el('section', { className: 'chart' }, head, plotBox);
   section.dataset.chart = id;
   section.dataset.points = '0';
-  charts.push({ id, title, keyFor, removable, section, caption, plotBox, markers: [] });
+  charts.push({ id, title, keyFor, removable, section, caption, plotBox, markers: [], range: null, seq: 0, askedAt: 0, lines: [] });
   grid.append(section);
 }
 
-interface Line {
-  run: RunState;
-  key: string;
-  x: number[];
-  steps: number[];
-  elapsed: number[];
-  raw: number[];
-  y: number[];
+/** Pixel columns the plot draws into: one envelope bucket each. */
+function plotWidth(chart: Chart): number {
+  if (chart.plot) return Math.max(1, Math.round(chart.plot.bbox.width / devicePixelRatio));
+  return Math.max(200, (chart.plotBox.clientWidth || 420) - 60);
 }
 
-/** The points a chart shows for each run: its key's logged values against the chosen x, smoothed. */
-function linesOf(chart: Chart): Line[] {
-  const out: Line[] = [];
-  for (const run of runs.values()) {
-    const key = chart.keyFor(run);
-    if (!key) continue;
-    const col = run.series.column(key);
-    const elapsed = run.series.elapsedSeconds();
-    const steps: number[] = [];
-    const el: number[] = [];
-    const raw: number[] = [];
-    for (let i = 0; i < col.length; i++) {
-      const v = col[i];
-      if (v === undefined) continue;
-      if (xAxis === 'time' && Number.isNaN(elapsed[i]!)) continue;
-      steps.push(run.series.steps[i]!);
-      el.push(elapsed[i]!);
-      raw.push(v);
-    }
-    out.push({ run, key, x: xAxis === 'time' ? el : steps, steps, elapsed: el, raw, y: smoothEma(raw, smoothing) });
+let asking = false;
+/** Asks every chart again on the next frame (new steps, smoothing, axis, runs): many triggers, one request per chart. */
+function askAll(): void {
+  if (asking) return;
+  asking = true;
+  requestAnimationFrame(() => {
+    asking = false;
+    for (const c of charts) ask(c);
+  });
+}
+
+/** Asks the extension host for a chart's lines over its range; a chart no run logs stays hidden (a headline) or empty. */
+function ask(chart: Chart): void {
+  const lines = [...runs.values()].flatMap((r) => {
+    const key = chart.keyFor(r);
+    return key ? [{ runId: r.info.id, key }] : [];
+  });
+  if (!lines.length) {
+    chart.seq++; // an answer still on its way is stale
+    draw(chart, [], null);
+    return;
   }
-  return out;
+  chart.askedAt = performance.now();
+  api.post({
+    type: 'view',
+    chartId: chart.id,
+    seq: ++chart.seq,
+    axis: xAxis,
+    range: chart.range,
+    width: plotWidth(chart),
+    smoothing,
+    lines,
+  });
+}
+
+/** The run's colour with an alpha, whatever CSS colour form the theme gives (the canvas normalises it to #rrggbb). */
+const probe = document.createElement('canvas').getContext('2d')!;
+function withAlpha(colour: string, alpha: number): string {
+  probe.fillStyle = '#000';
+  probe.fillStyle = colour;
+  const c = probe.fillStyle;
+  if (!c.startsWith('#')) return c;
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+  return `rgba(${r}, ${g}, ${b}, ${alpha})`;
 }
 
 /** The change points of the runs a chart shows, one marker per step (a change shared along two runs' chains is said once). */
-function markersOf(lines: Line[]): Marker[] {
+function markersOf(lines: ChartLine[]): Marker[] {
   if (xAxis !== 'step') return []; // a step has no one wall time across runs
   const byStep = new Map<number, Set<string>>();
-  for (const l of lines) for (const p of l.run.changePoints) byStep.set(p.step, (byStep.get(p.step) ?? new Set()).add(p.text));
+  for (const l of lines)
+    for (const p of runs.get(l.runId)?.changePoints ?? []) byStep.set(p.step, (byStep.get(p.step) ?? new Set()).add(p.text));
   return [...byStep].sort((a, b) => a[0] - b[0]).map(([step, texts]) => ({ step, title: [...texts].join('\n') }));
 }
 
@@ -396,115 +441,202 @@ function changeMarkers(chart: Chart): uPlot.Plugin {
   };
 }
 
+/**
+ * Zooming and panning: a drag zooms to its span, the wheel zooms about the pointer (with Shift, or sideways, it pans), a
+ * double-click shows the whole run again. Each asks the host for the new range at full resolution where it fits.
+ */
+function zoomControls(chart: Chart): uPlot.Plugin {
+  return {
+    hooks: {
+      setScale: (u, key) => {
+        if (key !== 'x' || applying) return;
+        const { min, max } = u.scales.x!;
+        if (min === undefined || max === undefined || !(max > min)) return;
+        // The range the page set itself (the wheel sets it before asking): not a new zoom.
+        if (chart.range && near(min, chart.range.x0, max - min) && near(max, chart.range.x1, max - min)) return;
+        chart.range = { x0: min, x1: max };
+        ask(chart);
+      },
+      ready: (u) => {
+        u.over.addEventListener(
+          'wheel',
+          (e) => {
+            const { min, max } = u.scales.x!;
+            if (min === undefined || max === undefined) return;
+            e.preventDefault();
+            const span = max - min;
+            let x0: number;
+            let x1: number;
+            if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+              const shift = Math.sign(e.shiftKey ? e.deltaY : e.deltaX) * span * 0.1;
+              [x0, x1] = [min + shift, max + shift];
+            } else {
+              const at = u.posToVal(e.offsetX, 'x');
+              const factor = e.deltaY > 0 ? 1.25 : 0.8;
+              [x0, x1] = [at - (at - min) * factor, at + (max - at) * factor];
+            }
+            setRange(chart, { x0, x1 });
+            ask(chart);
+          },
+          { passive: false },
+        );
+      },
+    },
+  };
+}
+
+function near(a: number, b: number, span: number): boolean {
+  return Math.abs(a - b) <= span * 1e-9;
+}
+
+/** True while the page draws an answer (new data, its range), so the setScale hook does not take it for a zoom. */
+let applying = false;
+
+/** Shows a new range at once with the data the chart has, until the answer for it comes. */
+function setRange(chart: Chart, range: { x0: number; x1: number }): void {
+  chart.range = range;
+  chart.plot?.setScale('x', { min: range.x0, max: range.x1 });
+}
+
 function duration(s: number): string {
   if (s < 120) return `${Math.round(s)}s`;
   if (s < 7200) return `${Number((s / 60).toFixed(1))}m`;
   return `${(s / 3600).toFixed(1)}h`;
 }
 
-let pending = false;
-function scheduleRender(): void {
-  if (pending) return;
-  pending = true;
-  requestAnimationFrame(() => {
-    pending = false;
-    render();
-  });
+/** Draws an answer: per run its mean (or value) line, and the band between each pixel column's exact min and max. */
+function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number } | null): void {
+  grid.dataset.x = xAxis;
+  chart.lines = lines;
+  const points = lines.reduce((n, l) => n + l.logged, 0);
+  const label = (l: ChartLine) => runs.get(l.runId)?.info.label ?? l.runId;
+  chart.section.dataset.points = String(points);
+  chart.section.dataset.runPoints = lines.map((l) => `${label(l)}=${l.logged}`).join(' ');
+  chart.section.dataset.mode = lines.map((l) => l.mode).join(' ');
+  // NaN and infinities cannot be drawn; they are named (a diverging loss must be seen) and left as gaps.
+  const nonFiniteCount = lines.reduce((n, l) => n + l.nonFiniteCount, 0);
+  const named = lines.flatMap((l) => l.nonFinite.map((b) => `${b.value} at step ${b.step}${lines.length > 1 ? ` (${label(l)})` : ''}`));
+  chart.section.dataset.nonFinite = String(nonFiniteCount);
+  const more = nonFiniteCount - Math.min(3, named.length);
+  chart.caption.textContent = `${points} point${points === 1 ? '' : 's'}${lines.length === 1 ? ` · ${lines[0]!.key}` : ''}${nonFiniteCount ? ` · ${named.slice(0, 3).join(', ')}${more > 0 ? ` and ${more} more` : ''}` : ''}`;
+  chart.caption.title = [
+    ...lines.map((l) => `${label(l)}: ${l.key} (${l.logged} points)`),
+    lines.some((l) => l.mode === 'envelope') ? 'The band is each pixel column’s exact min and max; the line is its mean.' : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+  // Headline charts a run does not log stay hidden; a searched metric always shows.
+  chart.section.hidden = !chart.removable && points === 0;
+  if (chart.section.hidden) return;
+  const highest = lines.flatMap((l) => l.hi.filter((v): v is number => v !== null));
+  chart.section.dataset.max = highest.length ? String(highest.reduce((a, b) => Math.max(a, b))) : '';
+  const tables = lines.map((l) => [l.x, l.y, l.hi, l.lo] as uPlot.AlignedData);
+  const data: uPlot.AlignedData = tables.length === 0 ? [[], []] : tables.length === 1 ? tables[0]! : uPlot.join(tables);
+  chart.markers = markersOf(lines);
+  chart.section.dataset.changeSteps = chart.markers.map((m) => m.step).join(' ');
+  const layout = `${xAxis}|${lines.map((l) => l.runId).join(',')}`;
+  // In one batch, so uPlot's own scale changes (new data, our range) fire their hooks now, while `applying` says so.
+  applying = true;
+  try {
+    if (!chart.plot || chart.layout !== layout) {
+      chart.plot?.destroy();
+      chart.plot = newPlot(chart, lines, data, range);
+      chart.layout = layout;
+    } else {
+      const plot = chart.plot;
+      plot.batch(() => {
+        plot.setData(data);
+        if (range) plot.setScale('x', { min: range.x0, max: range.x1 });
+      });
+    }
+  } finally {
+    applying = false;
+  }
+  if (chart.askedAt) {
+    chart.section.dataset.frameMs = (performance.now() - chart.askedAt).toFixed(1);
+    chart.askedAt = 0;
+  }
+  chart.section.dataset.range = range ? `${range.x0} ${range.x1}` : '';
 }
 
-function render(): void {
-  grid.dataset.x = xAxis;
+function newPlot(chart: Chart, lines: ChartLine[], data: uPlot.AlignedData, range: { x0: number; x1: number } | null): uPlot {
   const style = getComputedStyle(document.body);
   const fg = style.getPropertyValue('--vscode-descriptionForeground').trim() || '#999';
   const gridColour = style.getPropertyValue('--vscode-editorWidget-border').trim() || 'rgba(128,128,128,0.25)';
-  for (const chart of charts) {
-    const lines = linesOf(chart);
-    const points = lines.reduce((n, l) => n + l.raw.length, 0);
-    chart.section.dataset.points = String(points);
-    chart.section.dataset.runPoints = lines.map((l) => `${l.run.info.label}=${l.raw.length}`).join(' ');
-    // NaN and infinities cannot be drawn; they are named (a diverging loss must be seen) and left as gaps.
-    const nonFinite = lines.flatMap((l) =>
-      l.raw.flatMap((v, i) =>
-        Number.isFinite(v) ? [] : [`${v} at step ${l.steps[i]}${lines.length > 1 ? ` (${l.run.info.label})` : ''}`],
-      ),
+  const value = (_u: uPlot, v: number | null) => (v === null ? '' : Number(v.toPrecision(5)).toString());
+  const series: uPlot.Series[] = [
+    { label: xAxis === 'time' ? 'time' : 'step', value: xAxis === 'time' ? (_u, v) => (v === null ? '' : duration(v)) : undefined },
+  ];
+  const bands: uPlot.Band[] = [];
+  for (const l of lines) {
+    const info = runs.get(l.runId)!.info;
+    const colour = runColour(info.colour);
+    const dash = dashed(info.colour) ? { dash: [6, 3] } : {};
+    const edge = { stroke: withAlpha(colour, 0.35), width: 1, spanGaps: true, points: { show: false }, value };
+    const first = series.length;
+    series.push(
+      { label: info.label, stroke: colour, ...dash, width: 1.5, spanGaps: true, value },
+      { label: `${info.label} max`, ...edge },
+      { label: `${info.label} min`, ...edge },
     );
-    chart.section.dataset.nonFinite = String(nonFinite.length);
-    chart.caption.textContent = `${points} point${points === 1 ? '' : 's'}${lines.length === 1 ? ` · ${lines[0]!.key}` : ''}${nonFinite.length ? ` · ${nonFinite.slice(0, 3).join(', ')}${nonFinite.length > 3 ? ` and ${nonFinite.length - 3} more` : ''}` : ''}`;
-    chart.caption.title = lines.map((l) => `${l.run.info.label}: ${l.key} (${l.raw.length} points)`).join('\n');
-    // Headline charts a run does not log stay hidden; a searched metric always shows.
-    chart.section.hidden = !chart.removable && points === 0;
-    if (chart.section.hidden) continue;
-    const tables = lines.map((l) => [l.x, l.y.map((v) => (Number.isFinite(v) ? v : null))] as uPlot.AlignedData);
-    const data: uPlot.AlignedData = tables.length === 0 ? [[], []] : tables.length === 1 ? tables[0]! : uPlot.join(tables);
-    chart.markers = markersOf(lines);
-    chart.section.dataset.changeSteps = chart.markers.map((m) => m.step).join(' ');
-    const layout = `${xAxis}|${lines.map((l) => l.run.info.id).join(',')}`;
-    if (!chart.plot || chart.layout !== layout) {
-      chart.plot?.destroy();
-      const width = Math.max(260, chart.plotBox.clientWidth || 420);
-      chart.plot = new uPlot(
-        {
-          width,
-          height: 220,
-          scales: { x: { time: false } },
-          legend: { live: true },
-          plugins: [changeMarkers(chart)],
-          cursor: { drag: { x: true, y: false } },
-          axes: [
-            {
-              stroke: fg,
-              grid: { stroke: gridColour, width: 1 },
-              ticks: { stroke: gridColour },
-              values: xAxis === 'time' ? (_u, vals) => vals.map(duration) : undefined,
-              label: xAxis === 'time' ? 'wall time' : 'step',
-              labelSize: 16,
-            },
-            { stroke: fg, grid: { stroke: gridColour, width: 1 }, ticks: { stroke: gridColour }, size: 56 },
-          ],
-          series: [
-            { label: xAxis === 'time' ? 'time' : 'step', value: xAxis === 'time' ? (_u, v) => (v === null ? '' : duration(v)) : undefined },
-            ...lines.map((l) => ({
-              label: l.run.info.label,
-              stroke: runColour(l.run.info.colour),
-              ...(dashed(l.run.info.colour) ? { dash: [6, 3] } : {}),
-              width: 1.5,
-              spanGaps: true,
-              points: { show: l.raw.length < 60 },
-              value: (_u: uPlot, v: number | null) => (v === null ? '' : Number(v.toPrecision(5)).toString()),
-            })),
-          ],
-        },
-        data,
-        chart.plotBox,
-      );
-      chart.layout = layout;
-    } else {
-      chart.plot.setData(data);
-    }
+    bands.push({ series: [first + 1, first + 2], fill: withAlpha(colour, 0.15) });
   }
+  const plot = new uPlot(
+    {
+      width: Math.max(260, chart.plotBox.clientWidth || 420),
+      height: 220,
+      scales: { x: { time: false } },
+      legend: { live: true },
+      plugins: [changeMarkers(chart), zoomControls(chart)],
+      cursor: {
+        drag: { x: true, y: false },
+        bind: {
+          dblclick: () => () => {
+            chart.range = null;
+            ask(chart);
+            return null;
+          },
+        },
+      },
+      axes: [
+        {
+          stroke: fg,
+          grid: { stroke: gridColour, width: 1 },
+          ticks: { stroke: gridColour },
+          values: xAxis === 'time' ? (_u, vals) => vals.map(duration) : undefined,
+          label: xAxis === 'time' ? 'wall time' : 'step',
+          labelSize: 16,
+        },
+        { stroke: fg, grid: { stroke: gridColour, width: 1 }, ticks: { stroke: gridColour }, size: 56 },
+      ],
+      series,
+      bands,
+    },
+    data,
+    (u, init) => {
+      chart.plotBox.append(u.root);
+      u.batch(() => {
+        init();
+        if (range) u.setScale('x', { min: range.x0, max: range.x1 });
+      });
+    },
+  );
+  // The legend names each run once: its min and max edges have no row of their own.
+  plot.root.querySelectorAll<HTMLElement>('.u-legend .u-series').forEach((row, i) => {
+    if (i > 0 && (i - 1) % 3 !== 0) row.style.display = 'none';
+  });
+  return plot;
 }
 
 new ResizeObserver(() => {
   for (const c of charts) if (c.plot && !c.section.hidden) c.plot.setSize({ width: Math.max(260, c.plotBox.clientWidth), height: 220 });
+  askAll(); // one bucket per pixel column: a new width needs new buckets
 }).observe(grid);
 
 // ---- CSV ---------------------------------------------------------------------------------------------------------
+/** The shown charts' metrics, every logged step of each (the host holds them), raw and as smoothed now. */
 function exportCsv(): void {
-  const rows: CsvRow[] = [];
-  for (const chart of charts) {
-    if (chart.section.hidden) continue;
-    for (const l of linesOf(chart)) {
-      for (let i = 0; i < l.raw.length; i++)
-        rows.push({
-          run: l.run.info.label,
-          metric: l.key,
-          step: l.steps[i]!,
-          elapsedSeconds: l.elapsed[i]!,
-          value: l.raw[i]!,
-          smoothed: l.y[i]!,
-        });
-    }
-  }
+  const lines = charts.filter((c) => !c.section.hidden).flatMap((c) => c.lines.map((l) => ({ runId: l.runId, key: l.key })));
   const first = [...runs.values()][0]?.info.label ?? 'metrics';
-  api.post({ type: 'exportCsv', csv: toCsv(rows), suggestedName: `${runs.size > 1 ? 'compare' : first}-metrics.csv` });
+  api.post({ type: 'exportCsv', smoothing, lines, suggestedName: `${runs.size > 1 ? 'compare' : first}-metrics.csv` });
 }

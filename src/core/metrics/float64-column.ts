@@ -24,6 +24,8 @@ export class Float64Column {
   private readonly blocks: Float64Array[] = [];
   private readonly words: Uint32Array[] = [];
   length = 0;
+  /** The first row changed since `takeChangedFrom` (rows added at the end do not count): what a pyramid must redo. */
+  private changedFrom = Infinity;
 
   get(i: number): number {
     return i < this.length ? this.blocks[i >>> 13]![i & (BLOCK - 1)]! : NaN;
@@ -44,6 +46,7 @@ export class Float64Column {
 
   /** Sets row i (NaN is a logged NaN), filling any rows before it with "not logged". */
   set(i: number, v: number): void {
+    if (i < this.length && i < this.changedFrom) this.changedFrom = i;
     this.grow(i);
     if (Number.isNaN(v)) this.setWords(i, 0, QNAN_HI);
     else this.blocks[i >>> 13]![i & (BLOCK - 1)] = v;
@@ -53,6 +56,7 @@ export class Float64Column {
   /** Inserts a "not logged" row at i (a step logged out of order: rare, so shifting is fine). */
   insertMissing(i: number): void {
     if (i >= this.length) return;
+    if (i < this.changedFrom) this.changedFrom = i;
     this.grow(this.length);
     for (let k = this.length; k > i; k--) {
       const from = this.words[(k - 1) >>> 13]!;
@@ -61,6 +65,13 @@ export class Float64Column {
     }
     this.setWords(i, MISSING_LO, MISSING_HI);
     this.length++;
+  }
+
+  /** The first row changed since the last call (Infinity if none), and starts counting again. */
+  takeChangedFrom(): number {
+    const from = this.changedFrom;
+    this.changedFrom = Infinity;
+    return from;
   }
 
   private grow(i: number): void {

@@ -1,5 +1,4 @@
 import { Float64Column } from './float64-column';
-import { fromJsonMetric, toJsonMetric, type JsonMetric } from './metric-value';
 
 /** Metrics logged at one training step (validation-only steps too). */
 export interface StepRecord {
@@ -7,16 +6,6 @@ export interface StepRecord {
   metrics: Record<string, number>;
   /** When the line was seen being written (ms since the epoch), for a run followed live. */
   observedAt?: number;
-}
-
-/**
- * New or changed steps since the last `takeChanges()`, column-wise (`null` where a step did not log a metric; NaN and
- * infinities as JsonMetric strings, since they must be seen): what the dashboard is sent.
- */
-interface SeriesChanges {
-  steps: number[];
-  observedAt: (number | null)[];
-  metrics: Record<string, (JsonMetric | null)[]>;
 }
 
 /**
@@ -28,12 +17,8 @@ export class MetricSeries {
   readonly steps: number[] = [];
   private readonly observed: number[] = [];
   private readonly cols = new Map<string, Float64Column>();
-  private changed: Set<number> | undefined;
-
-  /** `trackChanges`: remember touched steps for `takeChanges()` (followers that send deltas). */
-  constructor(opts: { trackChanges?: boolean } = {}) {
-    if (opts.trackChanges) this.changed = new Set();
-  }
+  /** Counts steps added or logged again, so views know when what they derived (elapsed time, smoothing) is stale. */
+  revision = 0;
 
   get length(): number {
     return this.steps.length;
@@ -55,6 +40,7 @@ export class MetricSeries {
   /** The row index of a step, adding the step (in order) if it is new. */
   rowOf(step: number): number {
     const n = this.steps.length;
+    this.revision++;
     let i: number;
     if (n === 0 || step > this.steps[n - 1]!) {
       i = n;
@@ -68,8 +54,12 @@ export class MetricSeries {
         for (const col of this.cols.values()) col.insertMissing(i);
       }
     }
-    this.changed?.add(step);
     return i;
+  }
+
+  /** A metric's column, or undefined when it was never logged. */
+  existingColumn(metric: string): Float64Column | undefined {
+    return this.cols.get(metric);
   }
 
   /** Sets one value at a row from `rowOf`. */
@@ -154,36 +144,10 @@ export class MetricSeries {
     for (let i = 0; i < out.length; i++) if (!Number.isNaN(this.observed[i])) out[i] = (this.observed[i]! - first) / 1000;
     return out;
   }
-
-  /** The steps touched since the last call, with all their values (null where not logged); empty when nothing changed. */
-  takeChanges(): SeriesChanges {
-    if (!this.changed) throw new Error('MetricSeries: created without trackChanges');
-    const steps = [...this.changed].sort((a, b) => a - b);
-    this.changed.clear();
-    const rows = steps.map((s) => this.indexOf(s));
-    const metrics: Record<string, (JsonMetric | null)[]> = {};
-    for (const [k, col] of this.cols) {
-      const vals = rows.map((i) => (col.has(i) ? toJsonMetric(col.get(i)) : null));
-      if (vals.some((v) => v !== null)) metrics[k] = vals;
-    }
-    return { steps, observedAt: rows.map((i) => (Number.isNaN(this.observed[i]) ? null : this.observed[i]!)), metrics };
-  }
-
-  /** Merges changes from `takeChanges()` of another series (the dashboard's copy of a run). */
-  applyChanges(ch: SeriesChanges): void {
-    for (let j = 0; j < ch.steps.length; j++) {
-      const row = this.rowOf(ch.steps[j]!);
-      for (const k in ch.metrics) {
-        const v = ch.metrics[k]![j];
-        if (v !== null && v !== undefined) this.put(row, k, fromJsonMetric(v));
-      }
-      const t = ch.observedAt[j];
-      if (t !== null && t !== undefined) this.observed[row] = t;
-    }
-  }
 }
 
-function lowerBound(a: number[], x: number): number {
+/** The first index whose value is >= x in an ascending array (its length if none). */
+export function lowerBound(a: ArrayLike<number>, x: number): number {
   let lo = 0;
   let hi = a.length;
   while (lo < hi) {

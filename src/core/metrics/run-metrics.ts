@@ -84,9 +84,8 @@ export class RunMetrics {
   constructor(
     readonly host: Host,
     readonly run: RunRef,
-    opts: { trackChanges?: boolean } = {},
   ) {
-    this.series = new MetricSeries(opts);
+    this.series = new MetricSeries();
     this.framework = run.framework;
   }
 
@@ -141,12 +140,8 @@ export interface MetricsSource {
 }
 
 /** A run folder (when `path` is a folder) or a single metrics file on a host. */
-export async function openMetricsSource(
-  host: Host,
-  path: string,
-  opts: { framework?: Framework; trackChanges?: boolean } = {},
-): Promise<MetricsSource> {
+export async function openMetricsSource(host: Host, path: string, opts: { framework?: Framework } = {}): Promise<MetricsSource> {
   const st = await host.stat(path);
-  if (st.kind === 'directory') return new RunMetrics(host, { host: host.name, dir: path, framework: opts.framework }, opts);
-  return new MetricsFollower(host, path, new MetricSeries(opts));
+  if (st.kind === 'directory') return new RunMetrics(host, { host: host.name, dir: path, framework: opts.framework });
+  return new MetricsFollower(host, path, new MetricSeries());
 }

@@ -5,7 +5,9 @@ import type { Deps } from '../deps';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import { fromDashboard, toDashboard, type FromDashboard, type ToDashboard } from '../../protocol/dashboard';
 import { openMetricsSource, type MetricsSource } from '../../core/metrics/run-metrics';
-import { toJsonMetric, type JsonMetric } from '../../core/metrics/metric-value';
+import { toJsonMetric } from '../../core/metrics/metric-value';
+import { SeriesCharts } from '../../core/metrics/chart-view';
+import { metricsCsv } from '../../core/metrics/metrics-csv';
 import type { Framework } from '../../core/metrics/metric-log-parser';
 import { errorMessage, formatProblem } from '../../core/errors/located-error';
 import type { RunRecord } from '../../core/runs/run-record';
@@ -32,6 +34,10 @@ interface Followed {
   id: string;
   target: DashboardTarget;
   source?: MetricsSource;
+  /** Draws its charts from the series held here (the page gets only what is on screen). */
+  charts?: SeriesCharts;
+  /** The series revision and metric names last told to the page. */
+  told: string;
   live: boolean;
   error: string | null;
   problemsShown: string;
@@ -39,7 +45,8 @@ interface Followed {
 
 /**
  * A run dashboard: one webview with the runs' charts. Each run is loaded once, then polled from its last offset while it
- * runs; only the steps a poll added or changed are sent to the page.
+ * runs. The series stay here; the page asks for each chart's lines over its visible range and is sent one exact envelope
+ * bucket per pixel column (or every value, zoomed in), so it holds only what is on screen.
  */
 export function openDashboard(deps: Deps, targets: DashboardTarget[]): void {
   const title = targets.length === 1 ? `Metrics: ${targets[0]!.name ?? basename(targets[0]!.path)}` : `Compare ${targets.length} runs`;
@@ -74,7 +81,7 @@ class Dashboard {
     private readonly deps: Deps,
     targets: DashboardTarget[],
   ) {
-    this.runs = targets.map((target, i) => ({ id: `r${i}`, target, live: true, error: null, problemsShown: '' }));
+    this.runs = targets.map((target, i) => ({ id: `r${i}`, target, told: '', live: true, error: null, problemsShown: '' }));
   }
 
   private send(m: ToDashboard): void {
@@ -102,17 +109,53 @@ class Dashboard {
         if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
         for (const r of this.runs) if (r.target.record) void this.sendChangePoints(r);
       } else {
-        // The page was reloaded: send everything again.
-        for (const r of this.runs) if (r.source) this.sendAll(r);
+        // The page was reloaded: tell it each run's metrics again (it then asks for its charts).
+        for (const r of this.runs) if (r.source) this.sendMetrics(r, true);
         if (this.provenance) this.send(this.provenance);
         for (const m of this.changePoints) this.send(m);
       }
-    } else if (msg.type === 'exportCsv') {
-      await this.exportCsv(msg.suggestedName, msg.csv);
+    } else if (msg.type === 'view') {
+      this.sendView(msg);
+    } else {
+      await this.exportCsv(msg);
     }
   }
 
-  private async exportCsv(suggestedName: string, csv: string): Promise<void> {
+  /**
+   * A chart's lines over the asked range, or over all the lines' steps together (so every run's buckets line up).
+   * Runs not loaded yet, or without the metric, are left out; the page asks again when they gain steps.
+   */
+  private sendView(msg: Extract<FromDashboard, { type: 'view' }>): void {
+    const asked = msg.lines.flatMap((l) => {
+      const charts = this.runs.find((r) => r.id === l.runId)?.charts;
+      return charts ? [{ runId: l.runId, key: l.key, charts }] : [];
+    });
+    const request = { axis: msg.axis, width: msg.width, smoothing: msg.smoothing };
+    let range = msg.range;
+    if (!range) {
+      for (const a of asked) {
+        const e = a.charts.extent(a.key, msg.axis);
+        if (e) range = range ? { x0: Math.min(range.x0, e.x0), x1: Math.max(range.x1, e.x1) } : e;
+      }
+    }
+    const lines = asked.flatMap((a) => {
+      const v = a.charts.line({ ...request, key: a.key, range });
+      if (!v) return [];
+      const { extent: _, nonFinite, ...drawn } = v;
+      return [{ runId: a.runId, ...drawn, nonFinite: nonFinite.map((b) => ({ step: b.step, value: toJsonMetric(b.value) })) }];
+    });
+    this.send({ type: 'chart', chartId: msg.chartId, seq: msg.seq, range: range ?? null, lines });
+  }
+
+  private async exportCsv(msg: Extract<FromDashboard, { type: 'exportCsv' }>): Promise<void> {
+    const lines = msg.lines.flatMap((l) => {
+      const run = this.runs.find((r) => r.id === l.runId);
+      if (!run?.charts) return [];
+      const label = run.target.name ?? basename(run.target.path);
+      return [{ run: label, series: run.charts.series, key: l.key, smoothed: run.charts.smoothedColumn(l.key, msg.smoothing) }];
+    });
+    const csv = metricsCsv(lines);
+    const suggestedName = msg.suggestedName;
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(homedir());
     const uri = await vscode.window.showSaveDialog({
       defaultUri: vscode.Uri.joinPath(folder, suggestedName),
@@ -195,13 +238,13 @@ class Dashboard {
     this.send(message);
   }
 
-  private sendAll(r: Followed): void {
-    // A fresh series copy with every step marked changed.
-    const all = r.source!.series;
-    const steps = all.steps.slice();
-    const metrics: Record<string, (JsonMetric | null)[]> = {};
-    for (const k of all.metricNames()) metrics[k] = all.column(k).map((v) => (v === undefined ? null : toJsonMetric(v)));
-    this.send({ type: 'points', runId: r.id, changes: { steps, observedAt: steps.map(() => null), metrics } });
+  /** The run's metric names and step count, when a poll changed them (or `always`: the page was reloaded). */
+  private sendMetrics(r: Followed, always = false): void {
+    const series = r.source!.series;
+    const told = `${series.revision}`;
+    if (told === r.told && !always) return;
+    r.told = told;
+    this.send({ type: 'metrics', runId: r.id, names: series.metricNames(), steps: series.length, revision: series.revision });
   }
 
   private async pollOne(r: Followed, first: boolean): Promise<void> {
@@ -210,7 +253,8 @@ class Dashboard {
         if (r.target.host !== 'local' && !vscode.workspace.isTrusted)
           throw new Error(`not connecting to ${r.target.host}: the workspace is not trusted`);
         const host = await this.deps.pool.get(r.target.host);
-        r.source = await openMetricsSource(host, r.target.path, { framework: r.target.framework, trackChanges: true });
+        r.source = await openMetricsSource(host, r.target.path, { framework: r.target.framework });
+        r.charts = new SeriesCharts(r.source.series);
       }
       const src = r.source;
       const ended = src.ended ? await src.ended() : false;
@@ -218,8 +262,7 @@ class Dashboard {
       await src.poll({ live: !first, final: ended });
       if (ended) r.live = false;
       r.error = null;
-      const changes = src.series.takeChanges();
-      if (changes.steps.length) this.send({ type: 'points', runId: r.id, changes });
+      this.sendMetrics(r);
       await this.sendStatus(r, src, first);
     } catch (err) {
       const message = errorMessage(err);

@@ -14,7 +14,8 @@ import { progressFromLog } from '../../../src/core/runs/log-progress';
 import { stepLabel } from '../../../src/core/runs/run-summary';
 import type { RunInfo } from '../../../src/core/runs/list-runs';
 import { headlineMetric } from '../../../src/core/checkpoints/headline-metrics';
-import { toCsv } from '../../../webview/dashboard/csv';
+import { metricsCsv } from '../../../src/core/metrics/metrics-csv';
+import { SeriesCharts } from '../../../src/core/metrics/chart-view';
 import { checkAgainstTrainerState } from './trainer-state-check';
 
 const FIX = join(__dirname, '../../fixtures/metrics');
@@ -53,8 +54,8 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
     });
   });
 
-  it('NaN and infinities are logged values, with their sign, never dropped: series, headline, changes sent to the dashboard', async () => {
-    const f = new MetricsFollower(host, join(FIX, 'trl-dpo-transformers5.log'), new MetricSeries({ trackChanges: true }));
+  it('NaN and infinities are logged values, with their sign, never dropped: series, headline, dashboard', async () => {
+    const f = new MetricsFollower(host, join(FIX, 'trl-dpo-transformers5.log'));
     await f.poll({ final: true });
     const s = f.series;
     assert.deepEqual(
@@ -73,15 +74,10 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
     assert.deepEqual(s.column('logps/rejected'), [-298.1, undefined, undefined]);
     assert.equal(headline(s, 'trl').metrics.loss?.value, 0.6812);
     assert.ok(Number.isNaN(s.row(s.indexOf(3)).metrics.train_loss!), 'a NaN train_loss in the summary is kept');
-    // The dashboard's messages: JSON has no NaN, so the JSON spellings; null only where nothing was logged.
-    const ch = s.takeChanges();
-    assert.deepEqual(ch.metrics.loss, [0.6931, 'NaN', 0.6812]);
-    assert.deepEqual(ch.metrics.grad_norm, [1.052, 'Infinity', 0.9981]);
-    assert.deepEqual(ch.metrics['logps/chosen'], [-312.4, '-Infinity', null]);
-    const copy = new MetricSeries();
-    copy.applyChanges(JSON.parse(JSON.stringify(ch)));
-    assert.deepEqual(copy.column('loss'), [0.6931, NaN, 0.6812]);
-    assert.deepEqual(copy.column('logps/chosen'), [-312.4, -Infinity, undefined]);
+    // The dashboard names them with their steps and draws gaps there: a chart never plots a NaN as a value.
+    const view = new SeriesCharts(s).line({ key: 'grad_norm', axis: 'step', range: null, width: 800, smoothing: 0 })!;
+    assert.deepEqual(view.nonFinite, [{ step: 2, value: Infinity }]);
+    assert.deepEqual(view.hi, [1.052, null, 0.9981]);
   });
 
   it('transformers 4 dicts: bare nan, -inf and np.float64(nan) are values too', () => {
@@ -115,11 +111,15 @@ describe('TRL console output as transformers 5 and tqdm write it', () => {
   });
 
   it('CSV export writes NaN and infinities as such, never as blanks', () => {
-    const csv = toCsv([
-      { run: 'r', metric: 'loss', step: 1, elapsedSeconds: NaN, value: NaN, smoothed: NaN },
-      { run: 'r', metric: 'loss', step: 2, elapsedSeconds: 3, value: -Infinity, smoothed: 0.5 },
-    ]);
-    assert.equal(csv, 'run,metric,step,elapsed_s,value,smoothed\r\nr,loss,1,,NaN,NaN\r\nr,loss,2,3,-Infinity,0.5\r\n');
+    const series = new MetricSeries();
+    series.add({ step: 1, metrics: { loss: NaN } });
+    series.add({ step: 2, metrics: { loss: -Infinity, 'timing_s/step': 3 } });
+    series.add({ step: 3, metrics: { loss: 0.5, 'timing_s/step': 2 } });
+    const csv = metricsCsv([{ run: 'r,1', series, key: 'loss' }]);
+    assert.equal(
+      csv,
+      'run,metric,step,elapsed_s,value,smoothed\r\n"r,1",loss,1,,NaN,NaN\r\n"r,1",loss,2,3,-Infinity,-Infinity\r\n"r,1",loss,3,5,0.5,0.5\r\n',
+    );
   });
 
   it('trainer_state.json with a bare NaN/Infinity (json.dump writes them) is read, values kept', () => {

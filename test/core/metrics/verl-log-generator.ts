@@ -182,3 +182,25 @@ export async function writeDenseVerlLog(path: string, bytes: number): Promise<nu
   await once(out, 'finish');
   return step;
 }
+
+/**
+ * Writes a dense verl console log of exactly `steps` steps (writeDenseVerlLog's lines), with `critic/score/mean` set to
+ * `spike.value` at `spike.step` alone: a one-step blow-up a chart must not lose at any zoom.
+ */
+export async function writeDenseVerlSteps(path: string, steps: number, spike?: { step: number; value: number }): Promise<void> {
+  const out = createWriteStream(path);
+  const rng = seeded(11);
+  let text = '';
+  for (let step = 1; step <= steps; step++) {
+    if (step % 50 === 0) text += `${DENSE_WARNING}\n`;
+    let line = denseStepLine(step, rng);
+    if (step === spike?.step) line = line.replace(/ - critic\/score\/mean:[^ ]+/, ` - critic/score/mean:${pyRepr(spike.value)}`);
+    text += `${line}\n`;
+    if (text.length > 1 << 20 || step === steps) {
+      if (!out.write(text)) await once(out, 'drain');
+      text = '';
+    }
+  }
+  out.end();
+  await once(out, 'finish');
+}

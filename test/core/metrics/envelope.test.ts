@@ -1,0 +1,171 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { Float64Column } from '../../../src/core/metrics/float64-column';
+import { EnvelopePyramid, emptyAggregate, type Aggregate } from '../../../src/core/metrics/envelope';
+import { MetricSeries } from '../../../src/core/metrics/metric-series';
+import { SeriesCharts } from '../../../src/core/metrics/chart-view';
+
+/** The aggregate of rows [r0, r1), one row at a time: what the pyramid must equal. */
+function bruteForce(col: Float64Column, r0: number, r1: number): Aggregate {
+  const a = emptyAggregate();
+  for (let i = r0; i < Math.min(r1, col.length); i++) {
+    if (!col.has(i)) continue;
+    const v = col.get(i);
+    if (!Number.isFinite(v)) a.bad++;
+    else {
+      a.min = Math.min(a.min, v);
+      a.max = Math.max(a.max, v);
+      a.sum += v;
+      a.n++;
+    }
+  }
+  return a;
+}
+
+function assertSame(got: Aggregate, want: Aggregate, where: string): void {
+  assert.equal(got.min, want.min, `min ${where}`);
+  assert.equal(got.max, want.max, `max ${where}`);
+  assert.equal(got.n, want.n, `n ${where}`);
+  assert.equal(got.bad, want.bad, `bad ${where}`);
+  assert.ok(Math.abs(got.sum - want.sum) <= 1e-9 * Math.max(1, Math.abs(want.sum)), `sum ${where}: ${got.sum} vs ${want.sum}`);
+}
+
+// A value, a logged NaN or infinity, or a row not logged.
+const cell = fc.oneof(
+  { weight: 8, arbitrary: fc.double({ min: -1e6, max: 1e6, noNaN: true }) },
+  { weight: 1, arbitrary: fc.constantFrom(NaN, Infinity, -Infinity) },
+  { weight: 2, arbitrary: fc.constant(undefined) },
+);
+
+describe('EnvelopePyramid: exact min, max and mean of any range', () => {
+  it('equals a row-by-row scan for random columns and ranges, across every level', () => {
+    fc.assert(
+      fc.property(
+        fc.array(cell, { maxLength: 20_000, size: 'max' }),
+        fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 20 }),
+        (cells, ranges) => {
+          const col = new Float64Column();
+          cells.forEach((v, i) => v !== undefined && col.set(i, v));
+          const p = new EnvelopePyramid(col);
+          for (const [a, b] of ranges) {
+            const r0 = a % (cells.length + 1);
+            const r1 = r0 + (b % (cells.length + 1 - r0));
+            assertSame(p.aggregate(r0, r1), bruteForce(col, r0, r1), `[${r0}, ${r1}) of ${cells.length}`);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('stays exact as rows are appended, overwritten and inserted (a live run, a resumed run)', () => {
+    const col = new Float64Column();
+    const p = new EnvelopePyramid(col);
+    let n = 0;
+    const check = (what: string) => {
+      for (const [r0, r1] of [
+        [0, col.length],
+        [1, col.length - 1],
+        [4095, 300_000],
+        [63, 64 * 64 + 1],
+      ] as const)
+        assertSame(p.aggregate(r0, r1), bruteForce(col, r0, r1), `${what} [${r0}, ${r1})`);
+    };
+    for (; n < 100_000; n++) col.set(n, Math.sin(n));
+    check('after 100k appends');
+    for (; n < 150_000; n++) col.set(n, Math.cos(n));
+    check('after 50k more');
+    col.set(10, 1e9); // a repeated step logged again: a new max far below the last block
+    check('after an overwrite');
+    col.insertMissing(5); // a step logged out of order shifts every row after it
+    check('after an insert');
+    col.set(70_000, NaN);
+    check('after a NaN');
+    assert.deepEqual(p.nonFiniteRows(5), [70_000]);
+  });
+});
+
+describe('SeriesCharts: what a chart draws', () => {
+  function series(n: number, value: (i: number) => number, key = 'loss'): MetricSeries {
+    const s = new MetricSeries();
+    const col = s.columnRef(key);
+    for (let i = 0; i < n; i++) col.set(s.rowOf(i + 1), value(i));
+    return s;
+  }
+
+  it('shows a single-step spike in a 1M-step series at full zoom-out, and the dip beside it', () => {
+    const spikeAt = 612_345;
+    const dipAt = 12_345;
+    const s = series(1_000_000, (i) => (i === spikeAt ? 1e4 : i === dipAt ? -50 : 1 + 0.001 * Math.sin(i)));
+    const view = new SeriesCharts(s).line({ key: 'loss', axis: 'step', range: null, width: 800, smoothing: 0.9 })!;
+    assert.equal(view.mode, 'envelope');
+    assert.ok(view.x.length <= 800, `one bucket per pixel column at most (${view.x.length})`);
+    assert.equal(view.logged, 1_000_000);
+    // The bucket holding the spike's step shows it as its max; every other bucket stays near 1.
+    const his = view.hi.map((v) => v!);
+    assert.equal(Math.max(...his), 1e4);
+    const at = his.indexOf(1e4);
+    const width = (view.extent!.x1 - view.extent!.x0) / 800;
+    assert.ok(Math.abs(view.x[at]! - (spikeAt + 1)) <= width, `the spike is drawn at its step (${view.x[at]} vs ${spikeAt + 1})`);
+    assert.equal(his.filter((v) => v > 2).length, 1, 'only one column shows the spike');
+    assert.equal(Math.min(...view.lo.map((v) => v!)), -50);
+    // The smoothed mean line stays near 1: the band, not the mean, shows the spike.
+    assert.ok(
+      view.y.every((v) => v! < 20),
+      'the smoothed line is not pulled up across the chart',
+    );
+  });
+
+  it('re-reads full resolution once a zoom shows fewer values than pixels', () => {
+    const s = series(1_000_000, (i) => i % 7);
+    const charts = new SeriesCharts(s);
+    const view = charts.line({ key: 'loss', axis: 'step', range: { x0: 500_001, x1: 500_300 }, width: 800, smoothing: 0 })!;
+    assert.equal(view.mode, 'points');
+    // Every step in range, plus the nearest either side so the line reaches the edges.
+    assert.deepEqual(
+      view.x,
+      Array.from({ length: 302 }, (_, k) => 500_000 + k),
+    );
+    assert.deepEqual(
+      view.y,
+      view.x.map((x) => (x - 1) % 7),
+    );
+  });
+
+  it('smooths over the whole run, so a zoomed-in smoothed line equals the same stretch of the full one', () => {
+    const s = series(10_000, (i) => Math.sin(i / 10) + (i % 3));
+    const charts = new SeriesCharts(s);
+    const full = charts.line({ key: 'loss', axis: 'step', range: null, width: 20_000, smoothing: 0.8 })!;
+    const zoomed = charts.line({ key: 'loss', axis: 'step', range: { x0: 9000, x1: 9100 }, width: 800, smoothing: 0.8 })!;
+    assert.equal(full.mode, 'points');
+    const byStep = new Map(full.x.map((x, k) => [x, full.y[k]]));
+    for (let k = 0; k < zoomed.x.length; k++) assert.equal(zoomed.y[k], byStep.get(zoomed.x[k]!));
+    // TensorBoard's debiased EMA: the first value is the first logged value.
+    assert.equal(full.y[0], Math.sin(0));
+  });
+
+  it('names logged NaN and infinities with their steps and leaves them out of the drawing', () => {
+    const s = series(5_000, (i) => (i === 4000 ? NaN : i === 4500 ? Infinity : i));
+    const view = new SeriesCharts(s).line({ key: 'loss', axis: 'step', range: null, width: 100, smoothing: 0 })!;
+    assert.equal(view.nonFiniteCount, 2);
+    assert.deepEqual(
+      view.nonFinite.map((b) => [b.step, String(b.value)]),
+      [
+        [4001, 'NaN'],
+        [4501, 'Infinity'],
+      ],
+    );
+    assert.ok(view.hi.every((v) => v === null || Number.isFinite(v)));
+  });
+
+  it('follows a live run: a new step after the first view is drawn in the next', () => {
+    const s = series(100_000, () => 1);
+    const charts = new SeriesCharts(s);
+    assert.equal(charts.line({ key: 'loss', axis: 'step', range: null, width: 500, smoothing: 0 })!.extent!.x1, 100_000);
+    s.columnRef('loss').set(s.rowOf(100_001), 99);
+    const view = charts.line({ key: 'loss', axis: 'step', range: null, width: 500, smoothing: 0.5 })!;
+    assert.equal(view.extent!.x1, 100_001);
+    assert.equal(Math.max(...view.hi.map((v) => v!)), 99);
+  });
+});
