@@ -1,0 +1,178 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalHost } from '../../../src/core/remote/local-host';
+import type { ReadRange } from '../../../src/core/remote/host';
+import { openMetricsSource, type MetricsSource } from '../../../src/core/metrics/run-metrics';
+import { denseStepLine, DENSE_KEYS, seeded, writeDenseVerlLog, writeVerlLog } from './verl-log-generator';
+
+/** A local host that records every range it reads (where it started, how many bytes came back) and can fail one. */
+class CountingHost extends LocalHost {
+  reads: Array<{ start: number; bytes: number }> = [];
+  /** Fails the read after this many more reads, as a dropped connection fails the reads in flight. */
+  failAfter: number | undefined;
+
+  override async readFile(path: string, range?: ReadRange): Promise<Buffer> {
+    if (this.failAfter !== undefined && this.failAfter-- <= 0) {
+      this.failAfter = undefined;
+      throw new Error('local: connection lost (test) while reading the log; the next call reconnects');
+    }
+    const buf = await super.readFile(path, range);
+    this.reads.push({ start: range?.start ?? 0, bytes: buf.length });
+    return buf;
+  }
+
+  /** The reads since the last take, in file order (ranges read ahead finish in any order). */
+  take(): Array<{ start: number; bytes: number }> {
+    const r = this.reads.sort((a, b) => a.start - b.start);
+    this.reads = [];
+    return r;
+  }
+}
+
+const sum = (reads: Array<{ bytes: number }>) => reads.reduce((n, r) => n + r.bytes, 0);
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** Dense step lines `from`..`to` as verl prints them (a warning every 50 steps, as in writeDenseVerlLog). */
+function denseSteps(from: number, to: number, rng = seeded(99)): string {
+  let text = '';
+  for (let s = from; s <= to; s++) {
+    if (s % 50 === 0) text += '(TaskRunner pid=1234) UserWarning: a warning between steps\n';
+    text += `${denseStepLine(s, rng)}\n`;
+  }
+  return text;
+}
+
+describe('following a growing dense verl log of 100k steps × 64 metrics', () => {
+  let dir: string;
+  let file: string;
+  let steps: number;
+  const host = new CountingHost();
+  let src: MetricsSource;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'medrl-tail-'));
+    file = join(dir, 'output.log');
+    steps = await writeDenseVerlLog(file, 100_000 * 2110);
+    src = await openMetricsSource(host, file, { trackChanges: true });
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the first poll reads the whole log once (and its first 4 MB range twice)', async () => {
+    const t = performance.now();
+    await src.poll();
+    const reads = host.take();
+    console.log(`[live tail] first poll: ${statSync(file).size} bytes, ${steps} steps in ${(performance.now() - t).toFixed(0)} ms`);
+    assert.ok(steps >= 99_000, `${steps} steps`);
+    // Once: the first range again, scanned for the format's marker alone once the first step line shows the format.
+    const extra = sum(reads) - statSync(file).size;
+    assert.ok(extra >= 0 && extra <= 4 << 20, `${extra} bytes read twice`);
+    assert.equal(src.series.length, steps);
+    assert.equal(src.series.metricNames().length, DENSE_KEYS.length);
+    assert.deepEqual(src.series.takeChanges().steps, range(1, steps));
+  });
+
+  it('each poll after an append reads only the appended bytes and adds exactly the new steps', async () => {
+    // One step, a minute's worth, and a burst larger than a read chunk (4 MB): the cost follows the append, not the file.
+    for (const n of [1, 40, 2500]) {
+      const before = statSync(file).size;
+      appendFileSync(file, denseSteps(steps + 1, steps + n));
+      const appended = statSync(file).size - before;
+      const t = performance.now();
+      const r = await src.poll({ live: true });
+      const ms = performance.now() - t;
+      const reads = host.take();
+      console.log(`[live tail] +${n} step(s): read ${sum(reads)} bytes in ${reads.length} range(s), ${ms.toFixed(1)} ms`);
+      assert.equal(reads[0]!.start, before, 'reading starts where the last poll ended');
+      assert.equal(sum(reads), appended, `+${n} steps: the poll read only the ${appended} new bytes`);
+      if (appended < 4 << 20) assert.equal(reads.length, 1, 'a small append is one range read (one round trip over SSH)');
+      assert.equal(r.steps, n);
+      assert.deepEqual(src.series.takeChanges().steps, range(steps + 1, steps + n), 'exactly the new steps, none again');
+      steps += n;
+      assert.equal(src.series.length, steps);
+    }
+  });
+
+  it('a poll with nothing new reads nothing; a line being written is read again only from its start', async () => {
+    await src.poll({ live: true });
+    assert.deepEqual(host.take(), [], 'the file did not grow: no read');
+    assert.deepEqual(src.series.takeChanges().steps, []);
+
+    const line = denseSteps(steps + 1, steps + 1);
+    const half = Math.floor(line.length / 2);
+    const lineStart = statSync(file).size;
+    appendFileSync(file, line.slice(0, half));
+    await src.poll({ live: true });
+    assert.deepEqual(
+      host.take().map((r) => [r.start, r.bytes]),
+      [[lineStart, half]],
+    );
+    assert.deepEqual(src.series.takeChanges().steps, [], 'a step line without its newline waits');
+
+    appendFileSync(file, line.slice(half) + denseSteps(steps + 2, steps + 2));
+    await src.poll({ live: true });
+    const reads = host.take();
+    assert.equal(reads[0]!.start, lineStart, 'from the start of the unfinished line');
+    assert.equal(sum(reads), statSync(file).size - lineStart);
+    assert.deepEqual(src.series.takeChanges().steps, [steps + 1, steps + 2]);
+    steps += 2;
+  });
+
+  it('a poll that fails mid-read keeps what it parsed: the next one reads on from there, no step lost or twice', async () => {
+    const n = 6000; // about 12 MB: three 4 MB ranges
+    const before = statSync(file).size;
+    appendFileSync(file, denseSteps(steps + 1, steps + n));
+    const appended = statSync(file).size - before;
+    host.failAfter = 1;
+    await assert.rejects(src.poll({ live: true }), /connection lost/);
+    const failed = host.take();
+    assert.ok(failed.length >= 1);
+    const parsedBefore = src.series.length - steps;
+    assert.ok(parsedBefore > 0 && parsedBefore < n, `the failed poll parsed ${parsedBefore} of ${n} steps before the read failed`);
+    await src.poll({ live: true });
+    const next = host.take();
+    assert.ok(next[0]!.start > before, `the next poll starts at ${next[0]!.start}, past where the append began (${before})`);
+    // Bytes read again: only those of the range that failed and the ones read ahead but not parsed, under three ranges.
+    const reread = sum(failed) + sum(next) - appended;
+    console.log(`[live tail] a read failed mid-poll: ${sum(failed)} + ${sum(next)} bytes read for ${appended} appended`);
+    assert.ok(reread >= 0 && reread < 3 * (4 << 20), `${reread} bytes read twice`);
+    assert.deepEqual(src.series.takeChanges().steps, range(steps + 1, steps + n), 'every new step once');
+    steps += n;
+    assert.equal(src.series.length, steps);
+    assert.equal(src.series.row(steps - 1).metrics['training/global_step'], steps);
+  });
+});
+
+describe("a verl console log's output after its last step line", () => {
+  it('is read once, not again on every poll (a long validation or vLLM start can print megabytes between steps)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-tail-'));
+    try {
+      const file = join(dir, 'output.log');
+      const steps = await writeVerlLog(file, 1 << 20);
+      const host = new CountingHost();
+      const src = await openMetricsSource(host, file, { trackChanges: true });
+      await src.poll();
+      host.take();
+      src.series.takeChanges();
+      const noise = '(WorkerDict pid=16211, ip=10.4.1.33) INFO 11-23 09:41:07 [executor_base.py:112] # cuda blocks: 30542\n';
+      for (let round = 0; round < 3; round++) {
+        const before = statSync(file).size;
+        appendFileSync(file, noise.repeat(2000));
+        await src.poll({ live: true });
+        const reads = host.take();
+        assert.equal(reads[0]!.start, before, `round ${round}: reading starts after the output already read`);
+        assert.equal(sum(reads), statSync(file).size - before, `round ${round}: only the new output is read`);
+      }
+      assert.deepEqual(src.series.takeChanges().steps, []);
+      const before = statSync(file).size;
+      appendFileSync(file, `${denseStepLine(steps + 1, seeded(1))}\n`);
+      await src.poll({ live: true });
+      assert.equal(sum(host.take()), statSync(file).size - before);
+      assert.deepEqual(src.series.takeChanges().steps, [steps + 1]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
