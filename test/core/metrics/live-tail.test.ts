@@ -4,52 +4,16 @@ import { appendFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import type { ReadRange } from '../../../src/core/remote/host';
 import { openMetricsSource, type MetricsSource } from '../../../src/core/metrics/run-metrics';
 import { denseStepLine, DENSE_KEYS, seeded, writeDenseVerlLog, writeVerlLog } from './verl-log-generator';
-
-/** A local host that records every range it reads (where it started, how many bytes came back) and can fail one. */
-class CountingHost extends LocalHost {
-  reads: Array<{ start: number; bytes: number }> = [];
-  /** Fails the read after this many more reads, as a dropped connection fails the reads in flight. */
-  failAfter: number | undefined;
-
-  override async readFile(path: string, range?: ReadRange): Promise<Buffer> {
-    if (this.failAfter !== undefined && this.failAfter-- <= 0) {
-      this.failAfter = undefined;
-      throw new Error('local: connection lost (test) while reading the log; the next call reconnects');
-    }
-    const buf = await super.readFile(path, range);
-    this.reads.push({ start: range?.start ?? 0, bytes: buf.length });
-    return buf;
-  }
-
-  /** The reads since the last take, in file order (ranges read ahead finish in any order). */
-  take(): Array<{ start: number; bytes: number }> {
-    const r = this.reads.sort((a, b) => a.start - b.start);
-    this.reads = [];
-    return r;
-  }
-}
-
-const sum = (reads: Array<{ bytes: number }>) => reads.reduce((n, r) => n + r.bytes, 0);
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-
-/** Dense step lines `from`..`to` as verl prints them (a warning every 50 steps, as in writeDenseVerlLog). */
-function denseSteps(from: number, to: number, rng = seeded(99)): string {
-  let text = '';
-  for (let s = from; s <= to; s++) {
-    if (s % 50 === 0) text += '(TaskRunner pid=1234) UserWarning: a warning between steps\n';
-    text += `${denseStepLine(s, rng)}\n`;
-  }
-  return text;
-}
+import { bytesOf as sum, denseSteps, ReadLog, stepRange as range } from './live-tail-fixture';
 
 describe('following a growing dense verl log of 100k steps × 64 metrics', () => {
   let dir: string;
   let file: string;
   let steps: number;
-  const host = new CountingHost();
+  const host = new LocalHost();
+  const log = new ReadLog(host);
   let src: MetricsSource;
 
   before(async () => {
@@ -63,7 +27,7 @@ describe('following a growing dense verl log of 100k steps × 64 metrics', () =>
   it('the first poll reads the whole log once (and its first 4 MB range twice)', async () => {
     const t = performance.now();
     await src.poll();
-    const reads = host.take();
+    const reads = log.take();
     console.log(`[live tail] first poll: ${statSync(file).size} bytes, ${steps} steps in ${(performance.now() - t).toFixed(0)} ms`);
     assert.ok(steps >= 99_000, `${steps} steps`);
     // Once: the first range again, scanned for the format's marker alone once the first step line shows the format.
@@ -83,7 +47,7 @@ describe('following a growing dense verl log of 100k steps × 64 metrics', () =>
       const t = performance.now();
       const r = await src.poll({ live: true });
       const ms = performance.now() - t;
-      const reads = host.take();
+      const reads = log.take();
       console.log(`[live tail] +${n} step(s): read ${sum(reads)} bytes in ${reads.length} range(s), ${ms.toFixed(1)} ms`);
       assert.equal(reads[0]!.start, before, 'reading starts where the last poll ended');
       assert.equal(sum(reads), appended, `+${n} steps: the poll read only the ${appended} new bytes`);
@@ -97,7 +61,7 @@ describe('following a growing dense verl log of 100k steps × 64 metrics', () =>
 
   it('a poll with nothing new reads nothing; a line being written is read again only from its start', async () => {
     await src.poll({ live: true });
-    assert.deepEqual(host.take(), [], 'the file did not grow: no read');
+    assert.deepEqual(log.take(), [], 'the file did not grow: no read');
     assert.deepEqual(src.series.takeChanges().steps, []);
 
     const line = denseSteps(steps + 1, steps + 1);
@@ -106,14 +70,14 @@ describe('following a growing dense verl log of 100k steps × 64 metrics', () =>
     appendFileSync(file, line.slice(0, half));
     await src.poll({ live: true });
     assert.deepEqual(
-      host.take().map((r) => [r.start, r.bytes]),
+      log.take().map((r) => [r.start, r.bytes]),
       [[lineStart, half]],
     );
     assert.deepEqual(src.series.takeChanges().steps, [], 'a step line without its newline waits');
 
     appendFileSync(file, line.slice(half) + denseSteps(steps + 2, steps + 2));
     await src.poll({ live: true });
-    const reads = host.take();
+    const reads = log.take();
     assert.equal(reads[0]!.start, lineStart, 'from the start of the unfinished line');
     assert.equal(sum(reads), statSync(file).size - lineStart);
     assert.deepEqual(src.series.takeChanges().steps, [steps + 1, steps + 2]);
@@ -125,14 +89,14 @@ describe('following a growing dense verl log of 100k steps × 64 metrics', () =>
     const before = statSync(file).size;
     appendFileSync(file, denseSteps(steps + 1, steps + n));
     const appended = statSync(file).size - before;
-    host.failAfter = 1;
+    log.failAfter = 1;
     await assert.rejects(src.poll({ live: true }), /connection lost/);
-    const failed = host.take();
+    const failed = log.take();
     assert.ok(failed.length >= 1);
     const parsedBefore = src.series.length - steps;
     assert.ok(parsedBefore > 0 && parsedBefore < n, `the failed poll parsed ${parsedBefore} of ${n} steps before the read failed`);
     await src.poll({ live: true });
-    const next = host.take();
+    const next = log.take();
     assert.ok(next[0]!.start > before, `the next poll starts at ${next[0]!.start}, past where the append began (${before})`);
     // Bytes read again: only those of the range that failed and the ones read ahead but not parsed, under three ranges.
     const reread = sum(failed) + sum(next) - appended;
@@ -151,17 +115,18 @@ describe("a verl console log's output after its last step line", () => {
     try {
       const file = join(dir, 'output.log');
       const steps = await writeVerlLog(file, 1 << 20);
-      const host = new CountingHost();
+      const host = new LocalHost();
+      const log = new ReadLog(host);
       const src = await openMetricsSource(host, file, { trackChanges: true });
       await src.poll();
-      host.take();
+      log.take();
       src.series.takeChanges();
       const noise = '(WorkerDict pid=16211, ip=10.4.1.33) INFO 11-23 09:41:07 [executor_base.py:112] # cuda blocks: 30542\n';
       for (let round = 0; round < 3; round++) {
         const before = statSync(file).size;
         appendFileSync(file, noise.repeat(2000));
         await src.poll({ live: true });
-        const reads = host.take();
+        const reads = log.take();
         assert.equal(reads[0]!.start, before, `round ${round}: reading starts after the output already read`);
         assert.equal(sum(reads), statSync(file).size - before, `round ${round}: only the new output is read`);
       }
@@ -169,7 +134,7 @@ describe("a verl console log's output after its last step line", () => {
       const before = statSync(file).size;
       appendFileSync(file, `${denseStepLine(steps + 1, seeded(1))}\n`);
       await src.poll({ live: true });
-      assert.equal(sum(host.take()), statSync(file).size - before);
+      assert.equal(sum(log.take()), statSync(file).size - before);
       assert.deepEqual(src.series.takeChanges().steps, [steps + 1]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
