@@ -1,10 +1,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { openMetricsSource, type MetricsSource } from '../../../src/core/metrics/run-metrics';
+import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
 import { denseStepLine, DENSE_KEYS, seeded, writeDenseVerlLog, writeVerlLog } from './verl-log-generator';
 import { bytesOf as sum, denseSteps, ReadLog, stepRange as range } from './live-tail-fixture';
 
@@ -143,4 +144,51 @@ describe("a verl console log's output after its last step line", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('a log followed while it is written, a piece at a time', () => {
+  const FIX = join(__dirname, '../../fixtures');
+  const logs = [
+    'metrics/verl-console-ray.log',
+    'metrics/verl-console-old.log',
+    'metrics/verl-resumed.log',
+    'metrics/verl-metrics.jsonl',
+    'metrics/trl-grpo-transformers4.log',
+    'metrics/trl-grpo-transformers5.log',
+    'metrics/trl-dpo-transformers5.log',
+    'metrics/trl-ppo.log',
+    'metrics/transformers5-trainer/logging-steps-2/output.log',
+    'trl-real/grpo-fn/output.log',
+    'trl-real/dpo/output.log',
+    'trl-real/sft-resume/output.log',
+  ];
+  for (const name of logs)
+    it(`${name}: the same steps, values and problems as one read of the whole file`, async () => {
+      const bytes = readFileSync(join(FIX, name));
+      const dir = mkdtempSync(join(tmpdir(), 'medrl-tail-'));
+      try {
+        const whole = join(dir, 'whole.log');
+        writeFileSync(whole, bytes);
+        const once = new MetricsFollower(new LocalHost(), whole);
+        await once.poll({ final: true });
+        // Pieces of a prime size, so they end anywhere: inside a value, a tqdm redraw, a line's \r or its newline.
+        const growing = join(dir, 'growing.log');
+        writeFileSync(growing, '');
+        const f = new MetricsFollower(new LocalHost(), growing);
+        for (let at = 0; at < bytes.length; at += 97) {
+          appendFileSync(growing, bytes.subarray(at, at + 97));
+          await f.poll();
+        }
+        await f.poll({ final: true });
+        assert.ok(once.series.length > 0);
+        assert.deepEqual(f.series.steps, once.series.steps);
+        for (let i = 0; i < once.series.length; i++) assert.deepEqual(f.series.row(i), once.series.row(i));
+        assert.deepEqual(
+          await f.problems(),
+          (await once.problems()).map((p) => ({ ...p, file: growing })),
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 });
