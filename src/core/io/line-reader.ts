@@ -37,6 +37,12 @@ interface ReadLinesOptions {
    * more memory than a chunk, so one 100 MB line in a data file cannot take hundreds of MB. Default: no limit.
    */
   maxLineBytes?: number;
+  /**
+   * Set as the reader goes: `end` is the byte offset just past the last complete line it has gone through, yielded or
+   * not. With `matching`, an incremental reader resumes there rather than after the last line it was given, so the
+   * lines without a marker (a verl log's Ray and vLLM output after its last step) are not read again on every poll.
+   */
+  progress?: { end: number };
   signal?: AbortSignal;
 }
 
@@ -107,7 +113,11 @@ async function* lines<T extends object>(
   const free: Buffer[] = [];
   const read = (at: number): Pending => {
     const into = free.pop() ?? Buffer.allocUnsafe(chunkSize);
-    return { into, data: host.readFile(path, { start: at, end: at + chunkSize, into }) };
+    const data = host.readFile(path, { start: at, end: at + chunkSize, into });
+    // A range read ahead can fail (a dropped connection fails every read in flight) before its turn: its error is
+    // thrown when the reader gets there, not reported as an unhandled rejection meanwhile.
+    data.catch(() => undefined);
+    return { into, data };
   };
   let pos = opts.start ?? 0;
   /** An unfinished line from earlier chunks, its length, and where it starts; `overLong`: its bytes are being skipped. */
@@ -206,6 +216,8 @@ async function* lines<T extends object>(
         }
       }
       if (base + lineStart >= stop) return;
+      // Every line of this chunk before lineStart has been yielded (and the caller has asked for the next) or skipped.
+      if (opts.progress) opts.progress.end = base + lineStart;
       if (lineStart < chunk.length) {
         carryBytes = chunk.length - lineStart;
         carryStart = base + lineStart;

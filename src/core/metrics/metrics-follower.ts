@@ -8,6 +8,8 @@ import { MissingValues } from './missing-values';
 
 /** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
 const CHUNK = 4 << 20;
+/** Room past the size a live poll saw, for lines finished since: a poll reads what is new in one range of about its size. */
+const GROWTH = 64 << 10;
 /** How much of a live log's unfinished last line is read for the training bar (tqdm redraws are ~100 bytes each). */
 const PEEK_BYTES = 64 << 10;
 
@@ -23,6 +25,8 @@ export interface PollResult {
  * Follows one metrics file on a host: a log or JSONL read incrementally from the last complete line (through
  * `readLineBytes`, so only new bytes cross the network, and lines are parsed from bytes), or a `trainer_state.json` read again when it changes.
  * Every poll adds to the same MetricSeries, so a resumed run's repeated steps overwrite the earlier ones.
+ * A poll that fails (the host's connection dropped) keeps what it had read: the offset is past every line it parsed, so
+ * the next poll, on the host's next connection, reads only what it had not.
  */
 export class MetricsFollower {
   readonly parser: MetricLogParser;
@@ -66,29 +70,42 @@ export class MetricsFollower {
     if (restarted) this.offset = 0;
     const now = opts.live ? Date.now() : undefined;
     let steps = 0;
-    // Scan from the last complete line; once the log shows its format, scan again from there for that format's marker only.
-    for (let rescan = true; rescan;) {
+    // Scan from the last complete line (nothing to read when the file has not grown); once the log shows its format, scan
+    // again from there for that format's marker only.
+    for (let rescan = size > this.offset; rescan;) {
       rescan = false;
       const markers = this.parser.markers();
-      for await (const line of readLineBytes(this.host, this.path, {
-        start: this.offset,
-        matching: markers,
-        includePartial: opts.final,
-        signal: opts.signal,
-        chunkSize: CHUNK,
-        readAhead: 2,
-      })) {
-        if (line.complete) this.offset = line.end;
-        else
-          this.parser.problems.push({
-            offset: line.start,
-            message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short',
-          });
-        if (this.parser.feedBytes(line, now) !== undefined) steps++;
-        if (line.complete && this.parser.markers().length < markers.length) {
-          rescan = true;
-          break;
+      // What is new decides the reads: a small append is one range of about its size (one SFTP read on an SSH host), and
+      // only a large one (the first read of a big log) is read ahead in chunks.
+      const pending = size - this.offset;
+      // Lines without a marker count as read too: the next poll starts after them.
+      const progress = { end: this.offset };
+      try {
+        for await (const line of readLineBytes(this.host, this.path, {
+          start: this.offset,
+          matching: markers,
+          includePartial: opts.final,
+          signal: opts.signal,
+          chunkSize: Math.min(CHUNK, pending + GROWTH),
+          // Not before the format is known: the first metric line starts a rescan, and what was read ahead would be read again.
+          readAhead: pending > CHUNK && this.parser.framework !== undefined ? 2 : 0,
+          progress,
+        })) {
+          if (line.complete) this.offset = line.end;
+          else
+            this.parser.problems.push({
+              offset: line.start,
+              message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short',
+            });
+          if (this.parser.feedBytes(line, now) !== undefined) steps++;
+          if (line.complete && this.parser.markers().length < markers.length) {
+            rescan = true;
+            break;
+          }
         }
+      } finally {
+        // Also when a read failed: every line before progress.end was parsed, so the next poll need not read it again.
+        this.offset = Math.max(this.offset, progress.end);
       }
     }
     if (opts.final) {

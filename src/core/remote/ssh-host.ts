@@ -272,8 +272,12 @@ export class SshHost implements Host {
   }
 
   async spawn(script: string, opts: Omit<ExecOptions, 'stdin' | 'timeoutMs'> = {}): Promise<SpawnedProcess> {
+    return this.spawnFor(`running \`${script.length > 60 ? `${script.slice(0, 60)}…` : script}\``, script, opts);
+  }
+
+  /** spawn, with what the command does for its errors ("connection lost while reading /path", not the script's start). */
+  private async spawnFor(what: string, script: string, opts: Omit<ExecOptions, 'stdin' | 'timeoutMs'>): Promise<SpawnedProcess> {
     const command = remoteCommand(script, opts);
-    const what = `running \`${script.length > 60 ? `${script.slice(0, 60)}…` : script}\``;
     const conn = await this.connection();
     const channel = await this.openExec(conn, command, what);
     const stderr = new PassThrough();
@@ -477,7 +481,8 @@ export class SshHost implements Host {
     const limit = opts.end === undefined ? '' : ` | head -c ${Math.max(0, opts.end - start)}`;
     // dd only seeks the shared descriptor (count=0) and cat copies in 128 KiB pieces; `tail -c +N` would copy 8 KiB at a time.
     const seek = start > 0 ? `dd bs=1 skip=${start} count=0 2>/dev/null; ` : '';
-    const proc = await this.spawn(
+    const proc = await this.spawnFor(
+      `reading ${path}`,
       `f=${shellPath(path)}; [ -f "$f" ] || { echo "no such file" >&2; exit 44; }; { ${seek}cat; } < "$f"${limit}`,
       { signal: opts.signal },
     );
