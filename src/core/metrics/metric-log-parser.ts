@@ -117,7 +117,7 @@ export class MetricLogParser {
       const col = scan.slots[i] ?? (scan.slots[i] = this.series.columnRef(scan.key(i)));
       col.set(row, scan.values[i]!);
     }
-    if (observedAt !== undefined) this.series.add({ step: scan.step, metrics: {}, observedAt });
+    if (observedAt !== undefined) this.series.setObserved(row, observedAt);
     for (const b of scan.bad) this.badMetric(offset, scan.step, b);
     for (const k of scan.missing) this.missing.add(k, scan.step);
     this.tornStep = scan.lastBad ? scan.step : undefined;

@@ -80,6 +80,11 @@ export class MetricSeries {
     return col;
   }
 
+  /** When the step at a row from `rowOf` was seen being written (a live follower's read). */
+  setObserved(row: number, at: number): void {
+    this.observed[row] = at;
+  }
+
   add(rec: StepRecord): void {
     const row = this.rowOf(rec.step);
     for (const k in rec.metrics) this.put(row, k, rec.metrics[k]!);

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../deps';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import { fromDashboard, toDashboard, type FromDashboard, type ToDashboard } from '../../protocol/dashboard';
@@ -68,7 +69,8 @@ export function openDashboard(deps: Deps, targets: DashboardTarget[]): void {
 class Dashboard {
   private readonly runs: Followed[];
   private disposed = false;
-  private timer: NodeJS.Timeout | undefined;
+  /** Ends the runs' waits between polls at once when the panel closes. */
+  private readonly closed = new AbortController();
   private started = false;
   /** The "what changed" message, kept to send again when the page reloads. */
   private provenance: Extract<ToDashboard, { type: 'provenance' }> | undefined;
@@ -104,7 +106,7 @@ class Dashboard {
       });
       if (!this.started) {
         this.started = true;
-        void this.loop();
+        for (const r of this.runs) void this.loop(r);
         // Only runs of the Runs view have a record to read provenance by (not metrics files or folders from the explorer).
         if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
         for (const r of this.runs) if (r.target.record) void this.sendChangePoints(r);
@@ -261,9 +263,11 @@ class Dashboard {
       // Steps read after the first load are stamped with the time they were seen (wall time for logs without timings).
       await src.poll({ live: !first, final: ended });
       if (ended) r.live = false;
+      // A run back after an error (a dropped connection) is said to be so, whatever else changed.
+      const recovered = r.error !== null;
       r.error = null;
       this.sendMetrics(r);
-      await this.sendStatus(r, src, first);
+      await this.sendStatus(r, src, first || recovered);
     } catch (err) {
       const message = errorMessage(err);
       if (message !== r.error) this.deps.ctx.log.error(`metrics: ${r.target.host}:${r.target.path}: ${message}`);
@@ -301,19 +305,25 @@ class Dashboard {
     }
   }
 
-  private async loop(): Promise<void> {
+  /** Each run polled on its own cycle: a silent host (a poll waits out its keepalive) holds up only its own run. */
+  private async loop(r: Followed): Promise<void> {
     let first = true;
-    while (!this.disposed) {
-      await Promise.all(this.runs.filter((r) => r.live).map((r) => this.pollOne(r, first)));
+    while (!this.disposed && r.live) {
+      await this.pollOne(r, first);
       first = false;
-      if (!this.runs.some((r) => r.live)) return;
-      await new Promise<void>((res) => (this.timer = setTimeout(res, POLL_MS)));
+      if (!r.live) return;
+      try {
+        await sleep(POLL_MS, undefined, { signal: this.closed.signal });
+      } catch (err) {
+        if (this.closed.signal.aborted) return; // the panel closed while waiting
+        throw err;
+      }
     }
   }
 
   dispose(): void {
     this.disposed = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.closed.abort();
   }
 }
 

@@ -1,6 +1,7 @@
 /** What the live-tail tests share: a host's range reads recorded, and dense verl step lines to append to a log. */
 import type { Host, ReadRange } from '../../../src/core/remote/host';
 import { denseStepLine, seeded } from './verl-log-generator';
+import type { MetricSeries } from '../../../src/core/metrics/metric-series';
 
 /** A range read a host served: where it started and how many bytes came back. */
 export interface RangeRead {
@@ -54,4 +55,25 @@ export function denseSteps(from: number, to: number, rng = seeded(from)): string
     text += `${denseStepLine(s, rng)}\n`;
   }
   return text;
+}
+
+/**
+ * The steps polls added to a series since the last `take`, checked to be all they parsed: the series' revision counts
+ * every step line parsed, so a step read again (an old line re-read) makes the counts differ.
+ */
+export class StepsAdded {
+  private length = 0;
+  private revision = 0;
+
+  constructor(private readonly series: () => MetricSeries) {}
+
+  take(): number[] {
+    const s = this.series();
+    const added = s.steps.slice(this.length);
+    const parsed = s.revision - this.revision;
+    this.length = s.length;
+    this.revision = s.revision;
+    if (parsed !== added.length) throw new Error(`${parsed} step lines parsed for ${added.length} new steps: some were read again`);
+    return added;
+  }
 }

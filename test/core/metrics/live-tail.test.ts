@@ -7,7 +7,7 @@ import { LocalHost } from '../../../src/core/remote/local-host';
 import { openMetricsSource, type MetricsSource } from '../../../src/core/metrics/run-metrics';
 import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
 import { denseStepLine, DENSE_KEYS, seeded, writeDenseVerlLog, writeVerlLog } from './verl-log-generator';
-import { bytesOf as sum, denseSteps, ReadLog, stepRange as range } from './live-tail-fixture';
+import { bytesOf as sum, denseSteps, ReadLog, StepsAdded, stepRange as range } from './live-tail-fixture';
 
 /** Steps of the dense log (about 2.1 KB each); MEDRL_LIVE_TAIL_STEPS=1000000 measures issue 19's largest size (2.1 GB). */
 const STEPS = Number(process.env.MEDRL_LIVE_TAIL_STEPS ?? 100_000);
@@ -19,12 +19,13 @@ describe(`following a growing dense verl log of ${STEPS} steps × 64 metrics`, (
   const host = new LocalHost();
   const log = new ReadLog(host);
   let src: MetricsSource;
+  const added = new StepsAdded(() => src.series);
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'medrl-tail-'));
     file = join(dir, 'output.log');
     steps = await writeDenseVerlLog(file, STEPS * 2110);
-    src = await openMetricsSource(host, file, { trackChanges: true });
+    src = await openMetricsSource(host, file);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -39,7 +40,7 @@ describe(`following a growing dense verl log of ${STEPS} steps × 64 metrics`, (
     assert.ok(extra >= 0 && extra <= 4 << 20, `${extra} bytes read twice`);
     assert.equal(src.series.length, steps);
     assert.equal(src.series.metricNames().length, DENSE_KEYS.length);
-    assert.deepEqual(src.series.takeChanges().steps, range(1, steps));
+    assert.deepEqual(added.take(), range(1, steps));
   });
 
   it('each poll after an append reads only the appended bytes and adds exactly the new steps', async () => {
@@ -57,7 +58,7 @@ describe(`following a growing dense verl log of ${STEPS} steps × 64 metrics`, (
       assert.equal(sum(reads), appended, `+${n} steps: the poll read only the ${appended} new bytes`);
       if (appended < 4 << 20) assert.equal(reads.length, 1, 'a small append is one range read (one round trip over SSH)');
       assert.equal(r.steps, n);
-      assert.deepEqual(src.series.takeChanges().steps, range(steps + 1, steps + n), 'exactly the new steps, none again');
+      assert.deepEqual(added.take(), range(steps + 1, steps + n), 'exactly the new steps, none again');
       steps += n;
       assert.equal(src.series.length, steps);
     }
@@ -66,7 +67,7 @@ describe(`following a growing dense verl log of ${STEPS} steps × 64 metrics`, (
   it('a poll with nothing new reads nothing; a line being written is read again only from its start', async () => {
     await src.poll({ live: true });
     assert.deepEqual(log.take(), [], 'the file did not grow: no read');
-    assert.deepEqual(src.series.takeChanges().steps, []);
+    assert.deepEqual(added.take(), []);
 
     const line = denseSteps(steps + 1, steps + 1);
     const half = Math.floor(line.length / 2);
@@ -77,14 +78,14 @@ describe(`following a growing dense verl log of ${STEPS} steps × 64 metrics`, (
       log.take().map((r) => [r.start, r.bytes]),
       [[lineStart, half]],
     );
-    assert.deepEqual(src.series.takeChanges().steps, [], 'a step line without its newline waits');
+    assert.deepEqual(added.take(), [], 'a step line without its newline waits');
 
     appendFileSync(file, line.slice(half) + denseSteps(steps + 2, steps + 2));
     await src.poll({ live: true });
     const reads = log.take();
     assert.equal(reads[0]!.start, lineStart, 'from the start of the unfinished line');
     assert.equal(sum(reads), statSync(file).size - lineStart);
-    assert.deepEqual(src.series.takeChanges().steps, [steps + 1, steps + 2]);
+    assert.deepEqual(added.take(), [steps + 1, steps + 2]);
     steps += 2;
   });
 
@@ -106,7 +107,7 @@ describe(`following a growing dense verl log of ${STEPS} steps × 64 metrics`, (
     const reread = sum(failed) + sum(next) - appended;
     console.log(`[live tail] a read failed mid-poll: ${sum(failed)} + ${sum(next)} bytes read for ${appended} appended`);
     assert.ok(reread >= 0 && reread < 3 * (4 << 20), `${reread} bytes read twice`);
-    assert.deepEqual(src.series.takeChanges().steps, range(steps + 1, steps + n), 'every new step once');
+    assert.deepEqual(added.take(), range(steps + 1, steps + n), 'every new step once');
     steps += n;
     assert.equal(src.series.length, steps);
     assert.equal(src.series.row(steps - 1).metrics['training/global_step'], steps);
@@ -121,10 +122,11 @@ describe("a verl console log's output after its last step line", () => {
       const steps = await writeVerlLog(file, 1 << 20);
       const host = new LocalHost();
       const log = new ReadLog(host);
-      const src = await openMetricsSource(host, file, { trackChanges: true });
+      const src = await openMetricsSource(host, file);
+      const added = new StepsAdded(() => src.series);
       await src.poll();
       log.take();
-      src.series.takeChanges();
+      added.take();
       const noise = '(WorkerDict pid=16211, ip=10.4.1.33) INFO 11-23 09:41:07 [executor_base.py:112] # cuda blocks: 30542\n';
       for (let round = 0; round < 3; round++) {
         const before = statSync(file).size;
@@ -134,12 +136,12 @@ describe("a verl console log's output after its last step line", () => {
         assert.equal(reads[0]!.start, before, `round ${round}: reading starts after the output already read`);
         assert.equal(sum(reads), statSync(file).size - before, `round ${round}: only the new output is read`);
       }
-      assert.deepEqual(src.series.takeChanges().steps, []);
+      assert.deepEqual(added.take(), []);
       const before = statSync(file).size;
       appendFileSync(file, `${denseStepLine(steps + 1, seeded(1))}\n`);
       await src.poll({ live: true });
       assert.equal(sum(log.take()), statSync(file).size - before);
-      assert.deepEqual(src.series.takeChanges().steps, [steps + 1]);
+      assert.deepEqual(added.take(), [steps + 1]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

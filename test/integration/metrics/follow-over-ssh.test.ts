@@ -7,14 +7,14 @@ import type { SshHost } from '../../../src/core/remote/ssh-host';
 import { openMetricsSource, type MetricsSource } from '../../../src/core/metrics/run-metrics';
 import { errorMessage } from '../../../src/core/errors/located-error';
 import { writeDenseVerlLog } from '../../core/metrics/verl-log-generator';
-import { bytesOf, denseSteps, ReadLog, stepRange } from '../../core/metrics/live-tail-fixture';
+import { bytesOf, denseSteps, ReadLog, StepsAdded, stepRange } from '../../core/metrics/live-tail-fixture';
 
 /** What one of the dashboard's polls does (src/vscode/metrics/dashboard-panel.ts, pollOne): the steps it sends, or its error. */
-async function dashboardPoll(src: MetricsSource): Promise<{ steps: number[] } | { error: string }> {
+async function dashboardPoll(src: MetricsSource, added: StepsAdded): Promise<{ steps: number[] } | { error: string }> {
   try {
     const ended = src.ended ? await src.ended() : false;
     await src.poll({ live: true, final: ended });
-    return { steps: src.series.takeChanges().steps };
+    return { steps: added.take() };
   } catch (err) {
     return { error: errorMessage(err) };
   }
@@ -34,6 +34,7 @@ describe('following a growing dense verl log over SSH (a real sshd on loopback) 
   let log: ReadLog;
   let file: string;
   let src: MetricsSource;
+  const added = new StepsAdded(() => src.series);
   let steps: number;
 
   before(async () => {
@@ -46,8 +47,8 @@ describe('following a growing dense verl log over SSH (a real sshd on loopback) 
     file = join(dir, 'output.log');
     steps = await writeDenseVerlLog(file, 20_000 * 2110);
     // A run folder, as the dashboard follows it.
-    src = await openMetricsSource(host, dir, { trackChanges: true });
-    const first = await dashboardPoll(src);
+    src = await openMetricsSource(host, dir);
+    const first = await dashboardPoll(src, added);
     assert.deepEqual(first, { steps: stepRange(1, steps) });
     log.take();
   });
@@ -68,7 +69,7 @@ describe('following a growing dense verl log over SSH (a real sshd on loopback) 
     assert.ok(sshd.killConnections() > 0, "the connection's sshd processes were killed");
     await until('the client sees the drop', 5000, () => host.state.state === 'disconnected');
     const before = append(30);
-    const r = await dashboardPoll(src);
+    const r = await dashboardPoll(src, added);
     assert.deepEqual(r, { steps: stepRange(steps - 29, steps) }, 'exactly the 30 new steps, none again');
     const reads = log.take();
     assert.equal(reads[0]!.start, before);
@@ -85,13 +86,13 @@ describe('following a growing dense verl log over SSH (a real sshd on loopback) 
     log.onStart = (start) => {
       if (start === before + 2 * (4 << 20)) killed = sshd.killConnections();
     };
-    const failed = await dashboardPoll(src);
+    const failed = await dashboardPoll(src, added);
     log.onStart = undefined;
     assert.ok(killed > 0, "the connection's sshd processes were killed mid-poll");
     assert.ok('error' in failed, 'the poll failed');
     assert.match(failed.error, /^gpu: connection lost \(.+\) while reading \/.*\/dense-grpo\/output\.log; the next call reconnects$/);
     const failedReads = log.take();
-    const r = await dashboardPoll(src);
+    const r = await dashboardPoll(src, added);
     assert.deepEqual(r, { steps: stepRange(steps - 5999, steps) }, 'every new step once');
     const reads = log.take();
     assert.ok(reads[0]!.start > before, `the next poll starts at ${reads[0]!.start}, past where the append began (${before})`);
@@ -111,7 +112,7 @@ describe('following a growing dense verl log over SSH (a real sshd on loopback) 
     try {
       for (let i = 0; i < 3; i++) {
         append(10);
-        const r = await dashboardPoll(src);
+        const r = await dashboardPoll(src, added);
         assert.ok('error' in r, `poll ${i} failed while the host was silent`);
         errors.push(r.error);
       }
@@ -124,7 +125,7 @@ describe('following a growing dense verl log over SSH (a real sshd on loopback) 
     // The next polls try to connect again, each time: the SSH alias and address, and what may be wrong.
     for (const e of errors.slice(1))
       assert.match(e, new RegExp(`^${sshd.alias} \\(root@127\\.0\\.0\\.1:${sshd.port}\\): unreachable: no SSH answer within 1 s`));
-    const r = await dashboardPoll(src);
+    const r = await dashboardPoll(src, added);
     assert.deepEqual(r, { steps: stepRange(seenBefore + 1, steps) }, 'the 30 steps written while it was silent, once');
     const reads = log.take();
     assert.equal(reads[0]!.start, before, 'from where the last good poll ended');
