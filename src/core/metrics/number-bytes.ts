@@ -189,7 +189,19 @@ function writeDecimal(buf: Uint8Array, pos: number, neg: boolean, hiIn: number, 
   let hi = hiIn | 0;
   let lo = loIn | 0;
   let k = kIn;
-  // Trailing zeros are no part of the shortest digits.
+  // Trailing zeros are no part of the shortest digits: eight at a time (a rounded value's m = 6640900 × 10^8), then
+  // four, then one.
+  if (lo === 0) {
+    lo = hi;
+    hi = 0;
+    k -= 8;
+  }
+  if (hi === 0) {
+    for (let q = (lo / 10000) | 0; lo === q * 10000; q = (lo / 10000) | 0) {
+      lo = q;
+      k -= 4;
+    }
+  }
   for (let q = (lo / 10) | 0; lo === q * 10; q = (lo / 10) | 0) {
     const h = (hi / 10) | 0;
     lo = (hi - h * 10) * 10000000 + q;
