@@ -7,6 +7,8 @@
  * else (more digits, hex, `nan`, a result outside the range below) is left to Number().
  */
 
+import { mul64, prod } from './mul64';
+
 const MAX_DIGITS = 19;
 /** Decimal exponents the power table covers: every result in this range is a normal double. */
 const MIN_Q = -100;
@@ -51,43 +53,6 @@ const POW2 = ((): Float64Array => {
   for (let e = -1; e >= -1074; e--, x /= 2) t[e + 1074] = x;
   return t;
 })();
-
-/** The last 64×64-bit product: four 32-bit words, most significant first (a typed array: no allocation per value). */
-const prod = new Float64Array(4);
-const INV_2_16 = 2 ** -16;
-
-/**
- * (aHi:aLo) × (bHi:bLo), 64-bit each, into prod, schoolbook on 16-bit pieces: each partial product is below 2^32 and
- * each column sum below 2^35, all exact in doubles (`& 0xffff` keeps the low 16 bits of any such integer; no `%`, which
- * is a slow floating-point call).
- */
-function mul64(aHi: number, aLo: number, bHi: number, bLo: number): void {
-  const a3 = aHi >>> 16,
-    a2 = aHi & 0xffff,
-    a1 = aLo >>> 16,
-    a0 = aLo & 0xffff;
-  const b3 = bHi >>> 16,
-    b2 = bHi & 0xffff,
-    b1 = bLo >>> 16,
-    b0 = bLo & 0xffff;
-  let s = a0 * b0;
-  const r0 = s & 0xffff;
-  s = (s - r0) * INV_2_16 + a0 * b1 + a1 * b0;
-  const r1 = s & 0xffff;
-  s = (s - r1) * INV_2_16 + a0 * b2 + a1 * b1 + a2 * b0;
-  const r2 = s & 0xffff;
-  s = (s - r2) * INV_2_16 + a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0;
-  const r3 = s & 0xffff;
-  s = (s - r3) * INV_2_16 + a1 * b3 + a2 * b2 + a3 * b1;
-  const r4 = s & 0xffff;
-  s = (s - r4) * INV_2_16 + a2 * b3 + a3 * b2;
-  const r5 = s & 0xffff;
-  s = (s - r5) * INV_2_16 + a3 * b3;
-  prod[0] = s;
-  prod[1] = r5 * 65536 + r4;
-  prod[2] = r3 * 65536 + r2;
-  prod[3] = r1 * 65536 + r0;
-}
 
 /**
  * w × 10^q correctly rounded, for 1 <= w < 10^19 given as its digits' value split at 10^k (w = head × 10^k + tail,
@@ -167,6 +132,14 @@ export class DecimalScan {
  * result outside 1e-100..1e100); the caller then parses the text with Number().
  */
 export function scanDecimal(b: Uint8Array, from: number, to: number, out: DecimalScan): boolean {
+  return scanDecimalIn(b, new DataView(b.buffer, b.byteOffset, b.length), from, to, out);
+}
+
+/**
+ * scanDecimal with a view of b's bytes (dv.getInt32(i) reads b[i..i + 4)), made once per buffer by a caller that
+ * scans many numbers: it reads four digits at a time.
+ */
+export function scanDecimalIn(b: Uint8Array, dv: DataView, from: number, to: number, out: DecimalScan): boolean {
   let i = from;
   if (i >= to) return false;
   const neg = b[i] === 45;
@@ -177,16 +150,30 @@ export function scanDecimal(b: Uint8Array, from: number, to: number, out: Decima
   let sig = 0;
   let any = false;
   let point = -1; // the index just past the '.', if any
-  for (; i < to; i++) {
+  while (i < to) {
+    // Four digits at once where head has room for them (Python's reprs are mostly runs of digits).
+    if (sig !== 0 && sig <= 11 && i + 4 <= to) {
+      const x = dv.getInt32(i, true);
+      if ((((x + 0x46464646) | (x - 0x30303030)) & 0x80808080) === 0) {
+        // Each byte a digit (first one lowest): pairs, then the four.
+        const p = (x - 0x30303030) * 10 + ((x - 0x30303030) >>> 8);
+        head = head * 10000 + (p & 0xff) * 100 + ((p >>> 16) & 0xff);
+        sig += 4;
+        i += 4;
+        continue;
+      }
+    }
     const d = b[i]! - 48;
     if (d >= 0 && d <= 9) {
       any = true;
-      if (sig === 0 && d === 0) continue;
-      if (sig < 15) head = head * 10 + d;
-      else tail = tail * 10 + d;
-      sig++;
+      if (sig !== 0 || d !== 0) {
+        if (sig < 15) head = head * 10 + d;
+        else tail = tail * 10 + d;
+        sig++;
+      }
     } else if (d === -2 && point < 0) point = i + 1;
     else break;
+    i++;
   }
   let scale = point < 0 ? 0 : point - i; // decimal exponent from the position of the point
   if (!any || sig > MAX_DIGITS) return false;
@@ -209,13 +196,21 @@ export function scanDecimal(b: Uint8Array, from: number, to: number, out: Decima
     out.value = neg ? -0 : 0;
     return true;
   }
-  const k = sig > 15 ? sig - 15 : 0;
+  return decimalToDouble(head, sig > 15 ? sig - 15 : 0, tail, scale, neg, out);
+}
+
+/**
+ * ±(head × 10^k + tail) × 10^q correctly rounded into out.value (head < 10^15, tail < 10^k, k <= 4, head > 0): what
+ * Number() gives for those digits. False when the fast paths do not apply (q outside MIN_Q..MAX_Q and no exact Clinger
+ * step).
+ */
+export function decimalToDouble(head: number, k: number, tail: number, q: number, neg: boolean, out: DecimalScan): boolean {
   // Clinger: w exact in a double and 10^|q| exact, so one correctly rounded operation gives the answer.
   const w = k === 0 ? head : head * POW10[k]! + tail;
-  if (w < TWO_53 && scale >= -22 && scale <= 22) {
-    const v = scale < 0 ? w / POW10[-scale]! : w * POW10[scale]!;
+  if (w < TWO_53 && q >= -22 && q <= 22) {
+    const v = q < 0 ? w / POW10[-q]! : w * POW10[q]!;
     out.value = neg ? -v : v;
     return true;
   }
-  return scale >= MIN_Q && scale <= MAX_Q && eiselLemire(head, k, tail, scale, neg, out);
+  return q >= MIN_Q && q <= MAX_Q && eiselLemire(head, k, tail, q, neg, out);
 }

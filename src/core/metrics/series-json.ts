@@ -4,7 +4,10 @@ import { writeNumber } from './number-bytes';
 
 /** Bytes per chunk: large enough that a write's fixed cost vanishes, small enough to stream a 1 GB output. */
 const CHUNK = 1 << 20;
-/** The most bytes one value takes besides its key (String() of a double is at most 25 characters). */
+/**
+ * The most bytes one value takes besides its key (String() of a double is at most 25 characters), and room for the up
+ * to 3 bytes a key's last 32-bit word writes past its end.
+ */
 const VALUE_ROOM = 32;
 
 /** `"NaN"`, `"Infinity"`, `"-Infinity"`: JSON has no such numbers (see JsonMetric). */
@@ -31,9 +34,22 @@ export function* seriesJsonChunks(series: MetricSeries): Generator<Buffer> {
   }
 }
 
+/**
+ * Bytes as little-endian 32-bit words, the last one padded with zeros: written four bytes at a time, the padding lands
+ * where the next bytes are written anyway.
+ */
+function words(b: Buffer): Int32Array {
+  const w = new Int32Array(Math.ceil(b.length / 4));
+  new Uint8Array(w.buffer).set(b);
+  return w;
+}
+
 /** Writes a series' rows into buffers (a class, not the generator, so its loops keep their locals in registers). */
 class JsonLinesWriter {
-  private readonly keys: Buffer[];
+  /** `,"key":` per column, as words; `keyWordsBare` without the comma (a line's first key). */
+  private readonly keyWords: Int32Array[];
+  private readonly keyWordsBare: Int32Array[];
+  private readonly keyLengths: Int32Array;
   private readonly columns: Float64Column[];
   private readonly steps: number[];
   private row = 0;
@@ -46,12 +62,13 @@ class JsonLinesWriter {
       ...entries.filter(([k]) => isArrayIndex(k)).sort((a, b) => Number(a[0]) - Number(b[0])),
       ...entries.filter(([k]) => !isArrayIndex(k)),
     ];
-    // `,"key":` per metric; the first one written on a line skips its comma.
-    this.keys = cols.map(([k]) => Buffer.from(`,${JSON.stringify(k)}:`));
+    const keys = cols.map(([k]) => Buffer.from(`,${JSON.stringify(k)}:`));
+    this.keyWords = keys.map(words);
+    this.keyWordsBare = keys.map((k) => words(k.subarray(1)));
+    this.keyLengths = Int32Array.from(keys, (k) => k.length);
     this.columns = cols.map(([, c]) => c);
     this.steps = series.steps;
-    this.longestRow =
-      STEP.length + METRICS.length + END.length + VALUE_ROOM * (1 + cols.length) + this.keys.reduce((n, k) => n + k.length, 0);
+    this.longestRow = STEP.length + METRICS.length + END.length + VALUE_ROOM * (1 + cols.length) + keys.reduce((n, k) => n + k.length, 0);
   }
 
   get done(): boolean {
@@ -60,33 +77,37 @@ class JsonLinesWriter {
 
   /** Writes whole rows into buf while the longest row still fits; returns the bytes written. */
   fill(buf: Buffer): number {
-    const { keys, columns, steps, longestRow } = this;
+    const { keyWords, keyWordsBare, keyLengths, columns, steps, longestRow } = this;
     const nCols = columns.length;
+    const dv = new DataView(buf.buffer, buf.byteOffset, buf.length);
     let pos = 0;
     let row = this.row;
     for (; row < steps.length && pos + longestRow <= buf.length; row++) {
-      pos = copy(STEP, 0, buf, pos);
+      pos = copy(STEP, buf, pos);
       pos = writeNumber(buf, pos, steps[row]!);
-      pos = copy(METRICS, 0, buf, pos);
+      pos = copy(METRICS, buf, pos);
       let first = 1;
       for (let c = 0; c < nCols; c++) {
         const col = columns[c]!;
-        if (!col.has(row)) continue;
-        pos = copy(keys[c]!, first, buf, pos);
-        first = 0;
+        // A row not logged reads as NaN: only a NaN needs the second look that tells it from a logged NaN.
         const v = col.get(row);
+        if (v !== v && !col.has(row)) continue;
+        const kw = first ? keyWordsBare[c]! : keyWords[c]!;
+        for (let j = 0; j < kw.length; j++) dv.setInt32(pos + 4 * j, kw[j]!, true);
+        pos += keyLengths[c]! - first;
+        first = 0;
         if (v - v === 0) pos = writeNumber(buf, pos, v);
-        else pos = copy(v !== v ? NOT_FINITE.nan : v > 0 ? NOT_FINITE.inf : NOT_FINITE.ninf, 0, buf, pos);
+        else pos = copy(v !== v ? NOT_FINITE.nan : v > 0 ? NOT_FINITE.inf : NOT_FINITE.ninf, buf, pos);
       }
-      pos = copy(END, 0, buf, pos);
+      pos = copy(END, buf, pos);
     }
     this.row = row;
     return pos;
   }
 }
 
-/** src[from..] into dst at pos; returns the index past it. */
-function copy(src: Buffer, from: number, dst: Buffer, pos: number): number {
-  for (let i = from; i < src.length; i++) dst[pos++] = src[i]!;
+/** src into dst at pos; returns the index past it. */
+function copy(src: Buffer, dst: Buffer, pos: number): number {
+  for (let i = 0; i < src.length; i++) dst[pos++] = src[i]!;
   return pos;
 }

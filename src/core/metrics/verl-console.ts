@@ -1,5 +1,5 @@
 import { parseMetricValue } from './metric-value';
-import { DecimalScan, scanDecimal } from './decimal-bytes';
+import { DecimalScan, scanDecimalIn } from './decimal-bytes';
 
 /** One step line: its metrics, and the `key:value` parts that did not parse (a torn or corrupt line). */
 export interface ParsedStepLine {
@@ -58,6 +58,7 @@ export class StepLineScan<Slot = unknown> {
   readonly keyWords: Int32Array[] = [];
   /** A view of the buffer being scanned, for its 32-bit reads at any offset. */
   private view: DataView = new DataView(new ArrayBuffer(0));
+  private viewed: Uint8Array | undefined;
   readonly dec = new DecimalScan();
   private stripped = new Uint8Array(0);
 
@@ -70,10 +71,12 @@ export class StepLineScan<Slot = unknown> {
     this.otherFormat = false;
   }
 
-  /** A DataView of b's memory (made again only when the buffer changes: the line reader recycles a few). */
+  /** A DataView of b's bytes, dv.getInt32(i) reading b[i..i + 4) (made again only when b changes: the line reader recycles a few). */
   viewOf(b: Uint8Array): DataView {
-    const buffer = b.buffer;
-    if (this.view.buffer !== buffer) this.view = new DataView(buffer);
+    if (this.viewed !== b) {
+      this.viewed = b;
+      this.view = new DataView(b.buffer, b.byteOffset, b.length);
+    }
     return this.view;
   }
 
@@ -245,7 +248,6 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
   }
   out.step = step;
   const dv = out.viewOf(b);
-  const base = b.byteOffset;
   while (i < to) {
     const start = i + 3;
     // Fast path: a key without ':' or odd bytes, then a plain number (or np.float64(number)) ending at a separator.
@@ -259,9 +261,8 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
       const key = out.keys[out.count]!;
       const len = key.length;
       if (start + len < to && b[start + len] === COLON) {
-        const at = base + start;
         let w = 0;
-        while (w < words.length && dv.getInt32(at + 4 * w, true) === words[w]) w++;
+        while (w < words.length && dv.getInt32(start + 4 * w, true) === words[w]) w++;
         if (w === words.length) {
           let k = w * 4;
           while (k < len && b[start + k] === key[k]) k++;
@@ -288,7 +289,7 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
           close = 1;
         }
       }
-      if (scanDecimal(b, vs, to, dec)) {
+      if (scanDecimalIn(b, dv, vs, to, dec)) {
         let end = dec.end;
         if (close > 0) end = b[end] === 0x29 ? end + 1 : -1;
         if (end === to || (end > 0 && isSep(b, end, to))) {

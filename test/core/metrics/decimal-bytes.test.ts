@@ -98,6 +98,16 @@ describe('scanDecimal: bytes to the double Number() gives', () => {
     for (const s of ['', '-', '.', 'e5', '1e', '1e-', 'nan', 'inf', ' 1', '0x10', '1'.repeat(20), '1e-400'])
       assert.equal(fast(s), undefined, s);
     assert.ok(Object.is(fast('-0.000'), -0));
+    // Runs of four bytes read at once: digits next to UTF-8, a point or the end.
+    const runs = Buffer.from('é1234é 0.12345678é 5.1234é9');
+    for (const [from, value, end] of [
+      [2, 1234, 6],
+      [9, 0.12345678, 19],
+      [22, 5.1234, 28],
+    ] as const) {
+      assert.ok(scanDecimal(runs, from, runs.length, out));
+      assert.deepEqual([out.value, out.end], [value, end]);
+    }
     assert.equal(fast('1e-06'), 1e-6);
   });
 });

@@ -28,6 +28,28 @@ describe('writeNumber: the bytes of String(v)', () => {
     );
   });
 
+  it('doubles of any mantissa at the sizes metrics have (16-17 digit shortest forms, found exactly), as String() writes them', () => {
+    const f = new Float64Array(1);
+    const u = new Uint32Array(f.buffer);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 0xfffff }),
+        fc.nat(),
+        fc.integer({ min: 1023 - 26, max: 1023 + 52 }),
+        fc.boolean(),
+        (hi, lo, e, neg) => {
+          u[0] = lo >>> 0;
+          u[1] = (((neg ? 0x800 : 0) | e) << 20) | hi;
+          assert.equal(written(f[0]!), String(f[0]!));
+        },
+      ),
+      { numRuns: 100_000 },
+    );
+    // Exactly halfway between two 16-digit decimals (String() picks one by its own rule), and next to powers of two.
+    for (const x of [617962191228041.75, 607732645115727.25, 89313617273332.875, 2 ** -20, 2 ** 40 + 0.5, 1 - 2 ** -53])
+      assert.equal(written(x), String(x));
+  });
+
   it('integers, powers of ten and the edges of the positional and exponent forms', () => {
     const xs = [0, -0, 1, -1, 7, 10, 100, 1e6, 123456789012345, 999999999999999, 1e15, 1e20, 1e21, 1e22, 2 ** 53, 0.1, 0.5];
     xs.push(1e-6, 1e-7, 1.5e-7, 0.000001234, 1e-8, 5e-5, 0.0001, 4096, 2e-6, 1192, -0.883, 8.7690763277933, 0.30000000000000004);
