@@ -73,7 +73,15 @@ export const toDashboard = z.discriminatedUnion('type', [
   /** Sent once per run of the Runs view: where its reward or judges changed, and why the walk stopped short (notes). */
   z.object({ type: z.literal('changePoints'), runId: z.string(), points: z.array(changePoint), notes: z.array(z.string()) }),
   /** A run's metric names and step count, sent when they change (a poll added steps): the page asks its charts again. */
-  z.object({ type: z.literal('metrics'), runId: z.string(), names: z.array(z.string()), steps: z.number().int(), revision: z.number() }),
+  z.object({
+    type: z.literal('metrics'),
+    runId: z.string(),
+    /** Known from the first step line on (the headline charts pick their keys by it). */
+    framework,
+    names: z.array(z.string()),
+    steps: z.number().int(),
+    revision: z.number(),
+  }),
   /** The answer to a `view`: each line over the range (the lines' whole extent when the page asked for none). */
   z.object({
     type: z.literal('chart'),
@@ -81,6 +89,8 @@ export const toDashboard = z.discriminatedUnion('type', [
     seq: z.number().int(),
     range: range.nullable(),
     lines: z.array(chartLine),
+    /** Why the lines could not be computed (logged in the host too); the page is never left waiting. */
+    error: z.string().nullable(),
   }),
   z.object({
     type: z.literal('status'),

@@ -100,7 +100,14 @@ describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server 
     await page.keyboard.press('Enter');
     const frame = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
     const reward = chart(frame, 'reward');
-    // Open: every run's reward line drawn (the page has each run's count of logged values: all 100k).
+    // A big log is read in slices, each drawn as it comes: first every run has a line, then all of its steps.
+    await waitFor(
+      'a reward line for every run',
+      async () => ((await reward.getAttribute('data-run-points'))?.split(' ').length === RUNS ? true : undefined),
+      300_000,
+    );
+    const firstMs = Date.now() - opened;
+    // Loaded: every run's reward line drawn from all its steps (the page has each run's count of logged values: 100k).
     await waitFor(
       'all ten reward lines',
       async () => (Number(await reward.getAttribute('data-points')) === RUNS * STEPS ? true : undefined),
@@ -142,7 +149,7 @@ describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server 
     const worst = Math.max(...frames);
     console.log(
       `[e2e] metrics at scale: ${RUNS} runs × ${STEPS} steps × 64 metrics (${(logBytes / 1e6).toFixed(0)} MB of log each): ` +
-        `opened in ${(openMs / 1000).toFixed(2)} s (target < 2 s); frame times (ask → drawn) zoom ${zooms.map((f) => f.toFixed(0)).join('/')} ms, ` +
+        `every run drawn in ${(firstMs / 1000).toFixed(2)} s, all steps in ${(openMs / 1000).toFixed(2)} s (target < 2 s); frame times (ask → drawn) zoom ${zooms.map((f) => f.toFixed(0)).join('/')} ms, ` +
         `pan ${pans.map((f) => f.toFixed(0)).join('/')} ms, drag to full resolution ${drag.toFixed(0)} ms, reset ${reset.toFixed(0)} ms; ` +
         `worst ${worst.toFixed(0)} ms (target < 100 ms)`,
     );

@@ -46,9 +46,13 @@ interface Chart {
   markers: Marker[];
   /** The zoomed x range (null: the whole run), set by dragging, the wheel, or a double-click (back to null). */
   range: { x0: number; x1: number } | null;
-  /** The last `view` asked and when; answers to older ones are dropped. */
+  /**
+   * One `view` in flight at a time: asking again meanwhile (new steps while a big log loads, a zoom) only notes since
+   * when it is wanted, and the answer's arrival asks then. The host never gets a backlog of stale views to answer.
+   */
   seq: number;
-  askedAt: number;
+  inFlight: { seq: number; since: number } | undefined;
+  wantedSince: number | undefined;
   /** The lines last drawn (for the CSV's keys and the captions). */
   lines: ChartLine[];
 }
@@ -178,13 +182,19 @@ function onMessage(msg: ToDashboard): void {
     if (!run) return;
     run.names = msg.names;
     run.nameSet = new Set(msg.names);
+    run.framework = msg.framework ?? run.framework;
     run.steps = msg.steps;
     renderRuns();
     renderSearch();
     askAll();
   } else if (msg.type === 'chart') {
     const chart = charts.find((c) => c.id === msg.chartId);
-    if (chart && msg.seq === chart.seq) draw(chart, msg.lines, msg.range);
+    if (!chart || chart.inFlight?.seq !== msg.seq) return;
+    const since = chart.inFlight.since;
+    chart.inFlight = undefined;
+    draw(chart, msg.lines, msg.range, msg.error);
+    chart.section.dataset.frameMs = (performance.now() - since).toFixed(1);
+    if (chart.wantedSince !== undefined) ask(chart);
   } else {
     const run = runs.get(msg.runId);
     if (!run) return;
@@ -349,7 +359,21 @@ function addChart(id: string, title: string, keyFor: Chart['keyFor'], removable:
   const section = el('section', { className: 'chart' }, head, plotBox);
   section.dataset.chart = id;
   section.dataset.points = '0';
-  charts.push({ id, title, keyFor, removable, section, caption, plotBox, markers: [], range: null, seq: 0, askedAt: 0, lines: [] });
+  charts.push({
+    id,
+    title,
+    keyFor,
+    removable,
+    section,
+    caption,
+    plotBox,
+    markers: [],
+    range: null,
+    seq: 0,
+    inFlight: undefined,
+    wantedSince: undefined,
+    lines: [],
+  });
   grid.append(section);
 }
 
@@ -377,15 +401,21 @@ function ask(chart: Chart): void {
     return key ? [{ runId: r.info.id, key }] : [];
   });
   if (!lines.length) {
-    chart.seq++; // an answer still on its way is stale
-    draw(chart, [], null);
+    chart.inFlight = undefined; // an answer still on its way is stale
+    chart.wantedSince = undefined;
+    draw(chart, [], null, null);
     return;
   }
-  chart.askedAt = performance.now();
+  if (chart.inFlight) {
+    chart.wantedSince ??= performance.now();
+    return;
+  }
+  chart.inFlight = { seq: ++chart.seq, since: chart.wantedSince ?? performance.now() };
+  chart.wantedSince = undefined;
   api.post({
     type: 'view',
     chartId: chart.id,
-    seq: ++chart.seq,
+    seq: chart.seq,
     axis: xAxis,
     range: chart.range,
     width: plotWidth(chart),
@@ -505,7 +535,7 @@ function duration(s: number): string {
 }
 
 /** Draws an answer: per run its mean (or value) line, and the band between each pixel column's exact min and max. */
-function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number } | null): void {
+function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number } | null, error: string | null): void {
   grid.dataset.x = xAxis;
   chart.lines = lines;
   const points = lines.reduce((n, l) => n + l.logged, 0);
@@ -519,6 +549,7 @@ function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number 
   chart.section.dataset.nonFinite = String(nonFiniteCount);
   const more = nonFiniteCount - Math.min(3, named.length);
   chart.caption.textContent = `${points} point${points === 1 ? '' : 's'}${lines.length === 1 ? ` · ${lines[0]!.key}` : ''}${nonFiniteCount ? ` · ${named.slice(0, 3).join(', ')}${more > 0 ? ` and ${more} more` : ''}` : ''}`;
+  if (error) chart.caption.textContent = `cannot draw: ${error}`;
   chart.caption.title = [
     ...lines.map((l) => `${label(l)}: ${l.key} (${l.logged} points)`),
     lines.some((l) => l.mode === 'envelope') ? 'The band is each pixel column’s exact min and max; the line is its mean.' : '',
@@ -526,7 +557,7 @@ function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number 
     .filter(Boolean)
     .join('\n');
   // Headline charts a run does not log stay hidden; a searched metric always shows.
-  chart.section.hidden = !chart.removable && points === 0;
+  chart.section.hidden = !chart.removable && points === 0 && !error;
   if (chart.section.hidden) return;
   const highest = lines.flatMap((l) => l.hi.filter((v): v is number => v !== null));
   chart.section.dataset.max = highest.length ? String(highest.reduce((a, b) => Math.max(a, b))) : '';
@@ -551,10 +582,6 @@ function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number 
     }
   } finally {
     applying = false;
-  }
-  if (chart.askedAt) {
-    chart.section.dataset.frameMs = (performance.now() - chart.askedAt).toFixed(1);
-    chart.askedAt = 0;
   }
   chart.section.dataset.range = range ? `${range.x0} ${range.x1}` : '';
 }

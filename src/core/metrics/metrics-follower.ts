@@ -13,12 +13,21 @@ const GROWTH = 64 << 10;
 /** How much of a live log's unfinished last line is read for the training bar (tqdm redraws are ~100 bytes each). */
 const PEEK_BYTES = 64 << 10;
 
+export interface PollOptions {
+  live?: boolean;
+  final?: boolean;
+  signal?: AbortSignal;
+  maxBytes?: number;
+}
+
 /** What a poll found. */
 export interface PollResult {
   /** Steps added or changed by this poll. */
   steps: number;
   /** The file shrank (a resumed verl run truncates metrics.jsonl): it is read again from the start; earlier points stay. */
   restarted: boolean;
+  /** The poll stopped at `maxBytes` with more to read: poll again at once (a big log loads in slices, drawn as it comes). */
+  more: boolean;
 }
 
 /**
@@ -62,14 +71,17 @@ export class MetricsFollower {
   /**
    * Reads what is new. `live`: stamp new steps with the time they were seen (wall time for logs without step timings).
    * `final`: also parse a last line without a newline (a finished or truncated log); otherwise it waits for its newline.
+   * `maxBytes`: stop at the first complete line past that many bytes, with `more` set.
    */
-  async poll(opts: { live?: boolean; final?: boolean; signal?: AbortSignal } = {}): Promise<PollResult> {
+  async poll(opts: PollOptions = {}): Promise<PollResult> {
     if (this.isTrainerState) return this.pollTrainerState();
     const size = (await this.host.stat(this.path)).size;
     const restarted = size < this.offset;
     if (restarted) this.offset = 0;
     const now = opts.live ? Date.now() : undefined;
+    const from = this.offset;
     let steps = 0;
+    let more = false;
     // Scan from the last complete line (nothing to read when the file has not grown); once the log shows its format, scan
     // again from there for that format's marker only.
     for (let rescan = size > this.offset; rescan;) {
@@ -102,12 +114,18 @@ export class MetricsFollower {
             rescan = true;
             break;
           }
+          if (line.complete && opts.maxBytes !== undefined && this.offset - from >= opts.maxBytes && this.offset < size) {
+            more = true;
+            rescan = false;
+            break;
+          }
         }
       } finally {
         // Also when a read failed: every line before progress.end was parsed, so the next poll need not read it again.
         this.offset = Math.max(this.offset, progress.end);
       }
     }
+    if (more) return { steps, restarted, more };
     if (opts.final) {
       if (this.parser.flush() !== undefined) steps++;
     } else if (this.parser.pendingTrl && size > this.offset) {
@@ -115,20 +133,20 @@ export class MetricsFollower {
       const tail = await this.host.readFile(this.path, { start: this.offset, end: Math.min(size, this.offset + PEEK_BYTES) });
       if (this.parser.peekBars(tail.toString('utf8')) !== undefined) steps++;
     }
-    return { steps, restarted };
+    return { steps, restarted, more };
   }
 
   private async pollTrainerState(): Promise<PollResult> {
     const st = await this.host.stat(this.path);
     const stamp = `${st.size}:${st.mtimeMs}`;
-    if (stamp === this.stateStamp) return { steps: 0, restarted: false };
+    if (stamp === this.stateStamp) return { steps: 0, restarted: false, more: false };
     this.stateStamp = stamp;
     const { records, problems, missing } = parseTrainerState((await this.host.readFile(this.path)).toString('utf8'), this.path);
     this.stateProblems = problems;
     this.stateMissing = missing;
     this.parser.framework = 'trl';
     for (const r of records) this.series.add(r);
-    return { steps: records.length, restarted: false };
+    return { steps: records.length, restarted: false, more: false };
   }
 
   /** Metrics logged as None (not plotted): one line per metric with its count and steps. */

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import type { Host } from '../remote/host';
 import { HostFileNotFoundError } from '../remote/host';
 import { MetricSeries } from './metric-series';
-import { MetricsFollower, type PollResult } from './metrics-follower';
+import { MetricsFollower, type PollOptions, type PollResult } from './metrics-follower';
 import type { Problem } from '../errors/located-error';
 import type { Framework } from './metric-log-parser';
 import { errorMessage } from '../errors/located-error';
@@ -98,11 +98,11 @@ export class RunMetrics {
     return this.follower;
   }
 
-  async poll(opts: { live?: boolean; final?: boolean; signal?: AbortSignal } = {}): Promise<PollResult> {
+  async poll(opts: PollOptions = {}): Promise<PollResult> {
     // Once on the best source there is nothing better to look for: polls then cost one stat and one range read.
     if (!this.follower || !this.follower.path.endsWith(this.framework === 'trl' ? '/output.log' : '/metrics.jsonl')) {
       const where = await locateRunMetrics(this.host, { ...this.run, framework: this.framework });
-      if (!where) return { steps: 0, restarted: false };
+      if (!where) return { steps: 0, restarted: false, more: false };
       this.framework ??= where.framework;
       if (where.path !== this.follower?.path) this.follower = new MetricsFollower(this.host, where.path, this.series);
     }
@@ -131,7 +131,7 @@ export interface MetricsSource {
   readonly framework: Framework | undefined;
   /** The file read (undefined while a run has written none). */
   readonly source: string | undefined;
-  poll(opts?: { live?: boolean; final?: boolean; signal?: AbortSignal }): Promise<PollResult>;
+  poll(opts?: PollOptions): Promise<PollResult>;
   problems(): Promise<Problem[]>;
   /** What the user should know that is no fault of the file: metrics logged as None, one line per metric. */
   notes(): string[];

@@ -30,6 +30,9 @@ export interface DashboardTarget {
 
 /** How often a live run's file is read again (only the bytes after the last complete line). */
 const POLL_MS = 1500;
+/** Bytes read before the page is told what is there so far (a 100k-step dense verl log is 211 MB: 7 slices). */
+const SLICE_BYTES = 32 << 20;
+const FIRST_SLICE_BYTES = 4 << 20;
 
 interface Followed {
   id: string;
@@ -117,7 +120,12 @@ class Dashboard {
         for (const m of this.changePoints) this.send(m);
       }
     } else if (msg.type === 'view') {
-      this.sendView(msg);
+      try {
+        this.sendView(msg);
+      } catch (err) {
+        this.deps.ctx.log.error(`metrics: chart ${msg.chartId}: ${errorMessage(err)}`);
+        this.send({ type: 'chart', chartId: msg.chartId, seq: msg.seq, range: null, lines: [], error: errorMessage(err) });
+      }
     } else {
       await this.exportCsv(msg);
     }
@@ -146,7 +154,7 @@ class Dashboard {
       const { extent: _, nonFinite, ...drawn } = v;
       return [{ runId: a.runId, ...drawn, nonFinite: nonFinite.map((b) => ({ step: b.step, value: toJsonMetric(b.value) })) }];
     });
-    this.send({ type: 'chart', chartId: msg.chartId, seq: msg.seq, range: range ?? null, lines });
+    this.send({ type: 'chart', chartId: msg.chartId, seq: msg.seq, range: range ?? null, lines, error: null });
   }
 
   private async exportCsv(msg: Extract<FromDashboard, { type: 'exportCsv' }>): Promise<void> {
@@ -246,7 +254,14 @@ class Dashboard {
     const told = `${series.revision}`;
     if (told === r.told && !always) return;
     r.told = told;
-    this.send({ type: 'metrics', runId: r.id, names: series.metricNames(), steps: series.length, revision: series.revision });
+    this.send({
+      type: 'metrics',
+      runId: r.id,
+      framework: r.source!.framework ?? null,
+      names: series.metricNames(),
+      steps: series.length,
+      revision: series.revision,
+    });
   }
 
   private async pollOne(r: Followed, first: boolean): Promise<void> {
@@ -261,7 +276,12 @@ class Dashboard {
       const src = r.source;
       const ended = src.ended ? await src.ended() : false;
       // Steps read after the first load are stamped with the time they were seen (wall time for logs without timings).
-      await src.poll({ live: !first, final: ended });
+      // A big log is read in slices, each drawn as it comes: the charts fill in while the rest is read.
+      // The first slice is small: ten runs read side by side each show their first steps within a second or so.
+      for (let slice = FIRST_SLICE_BYTES; (await src.poll({ live: !first, final: ended, maxBytes: slice })).more && !this.disposed;) {
+        this.sendMetrics(r);
+        slice = SLICE_BYTES;
+      }
       if (ended) r.live = false;
       // A run back after an error (a dropped connection) is said to be so, whatever else changed.
       const recovered = r.error !== null;

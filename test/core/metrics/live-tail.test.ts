@@ -194,3 +194,32 @@ describe('a log followed while it is written, a piece at a time', () => {
       }
     });
 });
+
+describe('a big log read in slices (the dashboard draws each slice as it comes)', () => {
+  it('stops each poll at a line end past maxBytes, says there is more, and ends with the series one read gives', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-tail-'));
+    try {
+      const file = join(dir, 'output.log');
+      const steps = await writeDenseVerlLog(file, 5 << 20);
+      const whole = await openMetricsSource(new LocalHost(), file);
+      await whole.poll({ final: true });
+      const sliced = await openMetricsSource(new LocalHost(), file);
+      const slices: number[] = [];
+      for (;;) {
+        const r = await sliced.poll({ final: true, maxBytes: 1 << 20 });
+        slices.push(sliced.series.length);
+        if (!r.more) break;
+      }
+      assert.ok(slices.length >= 5, `${slices.length} slices of a 5 MB log`);
+      assert.ok(
+        slices.every((n, i) => i === 0 || n > slices[i - 1]!),
+        `each slice adds steps: ${slices.join(', ')}`,
+      );
+      assert.equal(sliced.series.length, steps);
+      assert.deepEqual(sliced.series.steps, whole.series.steps);
+      for (const k of whole.series.metricNames()) assert.deepEqual(sliced.series.column(k), whole.series.column(k), k);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
