@@ -599,7 +599,8 @@ function newPlot(chart: Chart, lines: ChartLine[], data: uPlot.AlignedData, rang
     const info = runs.get(l.runId)!.info;
     const colour = runColour(info.colour);
     const dash = dashed(info.colour) ? { dash: [6, 3] } : {};
-    const edge = { stroke: withAlpha(colour, 0.35), width: 1, spanGaps: true, points: { show: false }, value };
+    // The band's edges: drawn faintly, and without a legend row of their own (the `band-edge` class hides it).
+    const edge = { stroke: withAlpha(colour, 0.35), width: 1, spanGaps: true, points: { show: false }, value, class: 'band-edge' };
     const first = series.length;
     series.push(
       { label: info.label, stroke: colour, ...dash, width: 1.5, spanGaps: true, value },
@@ -608,7 +609,7 @@ function newPlot(chart: Chart, lines: ChartLine[], data: uPlot.AlignedData, rang
     );
     bands.push({ series: [first + 1, first + 2], fill: withAlpha(colour, 0.15) });
   }
-  const plot = new uPlot(
+  return new uPlot(
     {
       width: Math.max(260, chart.plotBox.clientWidth || 420),
       height: 220,
@@ -648,11 +649,6 @@ function newPlot(chart: Chart, lines: ChartLine[], data: uPlot.AlignedData, rang
       });
     },
   );
-  // The legend names each run once: its min and max edges have no row of their own.
-  plot.root.querySelectorAll<HTMLElement>('.u-legend .u-series').forEach((row, i) => {
-    if (i > 0 && (i - 1) % 3 !== 0) row.style.display = 'none';
-  });
-  return plot;
 }
 
 new ResizeObserver(() => {
