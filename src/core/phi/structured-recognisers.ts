@@ -289,7 +289,10 @@ const WORD_CHAR = /\w/;
 /** Reused by every call, by recogniser: its findings, and where its next match may start (after its last match). */
 const foundBy: PhiFinding[][] = RECOGNISERS.map(() => []);
 const fromBy: number[] = RECOGNISERS.map(() => 0);
-const ANCHORED = RECOGNISERS.flatMap((r, i) => (r.anchor ? [i] : []));
+/** By a run's length (11 for longer): the recognisers whose anchor takes a run of that many digits. */
+const ANCHORED_BY_LENGTH = Array.from({ length: 12 }, (_, n) =>
+  RECOGNISERS.flatMap((r, i) => (r.anchor && n >= r.anchor.min && n <= r.anchor.max ? [i] : [])),
+);
 const KEYWORDED = RECOGNISERS.flatMap((r, i) => (r.keywords ? [i] : []));
 
 /** Tries recogniser `i` (sticky) at `at`; a match it accepts is kept, and the next is looked for from its end. */
@@ -317,7 +320,8 @@ function found(i: number, m: RegExpExecArray): void {
  */
 export function findStructured(text: string, c: Candidates): PhiFinding[] {
   for (let i = 0; i < RECOGNISERS.length; i++) {
-    foundBy[i]!.length = 0;
+    // Only where needed: setting an array's length costs more than reading it.
+    if (foundBy[i]!.length) foundBy[i]!.length = 0;
     fromBy[i] = 0;
   }
   // Numbers: from each run of digits that the recogniser's anchor accepts.
@@ -326,11 +330,9 @@ export function findStructured(text: string, c: Candidates): PhiFinding[] {
     const d = runs[k]!;
     const end = runs[k + 1]!;
     const next = text[end] ?? '';
-    const n = end - d;
-    for (const i of ANCHORED) {
+    for (const i of ANCHORED_BY_LENGTH[Math.min(end - d, 11)]!) {
       const a = RECOGNISERS[i]!.anchor!;
-      if (n < a.min || n > a.max || d < fromBy[i]! || (a.next !== undefined && !a.next.includes(next)) || (a.ok && !a.ok(text, d, end)))
-        continue;
+      if (d < fromBy[i]! || (a.next !== undefined && !a.next.includes(next)) || (a.ok && !a.ok(text, d, end))) continue;
       for (let at = Math.max(fromBy[i]!, d - a.lead); at <= d; at++) if (tryAt(i, text, at)) at = fromBy[i]! - 1;
     }
   }

@@ -48,10 +48,8 @@ export interface Candidates {
 
 /** The candidates of `text`, into `out` (its lists are reused from call to call). */
 export function findCandidates(text: string, out: Candidates): Candidates {
-  out.runs.length = 0;
-  out.words.length = 0;
-  out.wordText.length = 0;
-  out.ats.length = 0;
+  // Only where needed: setting an array's length costs more than reading it.
+  for (const list of [out.runs, out.words, out.wordText, out.ats]) if (list.length) list.length = 0;
   out.innerBoundary = false;
   out.hexColon = false;
   PASS.lastIndex = 0;
