@@ -370,40 +370,40 @@ export function findStructured(text: string, c: Candidates): PhiFinding[] {
   return out;
 }
 
+/** Reused by every call: where a month-name date may start. */
+const monthStarts: number[] = [];
+
 /**
- * A month-name date starts with a month name or a day number (one or two digits at a word's start). A month name starts
- * a capitalised word, or follows a hyphen or an apostrophe inside one (then every word start is tried).
+ * A month-name date starts with a month name or a day number (one or two digits at a word's start). A month name at a
+ * word boundary starts a capitalised word, or follows a hyphen or an apostrophe inside one (O’May, Smith-March).
  */
 function monthDates(i: number, text: string, c: Candidates): void {
-  const { words, runs } = c;
-  let named = false;
-  for (let k = 0; k < words.length && !named; k += 2) {
-    MONTH_START.lastIndex = words[k]!;
-    named = MONTH_START.test(text);
-  }
-  if (!named && !c.innerBoundary) return;
-  if (c.innerBoundary) {
-    // Every word start: a capital after a character that is not a word character, or a day number.
-    const starts = /\b(?=[A-Z]|\d)/g;
-    while (starts.test(text)) {
-      const at = starts.lastIndex++;
-      if (at >= fromBy[i]!) tryAt(i, text, at);
+  const { words, wordText, runs } = c;
+  if (monthStarts.length) monthStarts.length = 0;
+  for (let k = 0; k < words.length; k += 2) {
+    const start = words[k]!;
+    const word = wordText[k >> 1]!;
+    if (isMonthAt(text, start)) monthStarts.push(start);
+    if (!c.innerBoundary || word.length < 4) continue;
+    for (let j = 1; j < word.length - 1; j++) {
+      const ch = word[j];
+      if ((ch === '-' || ch === "'" || ch === '’') && isMonthAt(text, start + j + 1)) monthStarts.push(start + j + 1);
     }
-    return;
   }
-  // Month-name words and day numbers, merged in order.
-  let w = 0;
-  let k = 0;
-  while (w < words.length || k < runs.length) {
-    const takeWord = k >= runs.length || (w < words.length && words[w]! < runs[k]!);
-    const at = takeWord ? words[w]! : runs[k]!;
-    if (takeWord) w += 2;
-    else k += 2;
-    if (at < fromBy[i]!) continue;
-    if (takeWord) {
-      MONTH_START.lastIndex = at;
-      if (!MONTH_START.test(text)) continue;
-    } else if (runs[k - 1]! - at > 2 || (at > 0 && WORD_CHAR.test(text[at - 1]!))) continue;
-    tryAt(i, text, at);
+  if (!monthStarts.length) return;
+  for (let k = 0; k < runs.length; k += 2) {
+    const d = runs[k]!;
+    if (runs[k + 1]! - d <= 2 && (d === 0 || !WORD_CHAR.test(text[d - 1]!))) monthStarts.push(d);
   }
+  monthStarts.sort((a, b) => a - b);
+  for (const at of monthStarts) if (at >= fromBy[i]!) tryAt(i, text, at);
+}
+
+/** The first letters of the months' names (A, D, F, J, M, N, O, S): most words are ruled out before the pattern. */
+const MONTH_INITIALS = new Set([65, 68, 70, 74, 77, 78, 79, 83]);
+
+function isMonthAt(text: string, at: number): boolean {
+  if (!MONTH_INITIALS.has(text.charCodeAt(at))) return false;
+  MONTH_START.lastIndex = at;
+  return MONTH_START.test(text);
 }
