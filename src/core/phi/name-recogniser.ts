@@ -102,7 +102,7 @@ interface Word {
   comma: boolean;
 }
 
-/** The capitalised words from `first` (at `start`) on, on the same line (up to four). */
+/** The capitalised words from `first` on, on the same line (up to four). */
 function runFrom(text: string, first: Word, kinds: ReadonlyMap<string, number>): Word[] {
   const words: Word[] = [first];
   NEXT.lastIndex = first.end;
@@ -142,12 +142,12 @@ function capitalisedBefore(text: string, at: number): boolean {
   return c >= 65 && c <= 90;
 }
 
-/** How many words of the run are a name, by the context before it and what the lexicon knows. */
 const plain = (w: Word) => !NOT_A_PERSON.test(w.text);
 const uncommon = (w: Word) => INITIAL.test(w.text) || (w.kind & (FIRST | LAST)) !== 0 || (w.kind & COMMON) === 0;
 // Only a label allows "Surname, Given"; elsewhere a comma ends the name.
 const joined = (w: Word, i: number, context: Context) => i === 0 || !w.comma || context === 'strong';
 
+/** How many words of the run are a name, by the context before it and what the lexicon knows. */
 function nameLength(words: Word[], context: Context, text: string): number {
   let n = 0;
   if (context === 'strong') {
