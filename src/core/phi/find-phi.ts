@@ -1,16 +1,22 @@
 import type { PhiFinding } from './phi-categories';
 import { findNames } from './name-recogniser';
 import { findStructured } from './structured-recognisers';
+import { findCandidates, newCandidates } from './text-candidates';
+
+/** Reused by every call (one string is scanned at a time). */
+const candidates = newCandidates();
 
 /**
  * Every identifier in `text`, in order, none overlapping. Where findings overlap the longer wins (a street address over the
  * name of its street); of two with the same span, the structured one (a labelled fax over a phone).
  */
 export function findPhi(text: string): PhiFinding[] {
-  const all = [...findStructured(text), ...findNames(text)];
+  const c = findCandidates(text, candidates);
+  const all = findStructured(text, c);
+  for (const f of findNames(text, c)) all.push(f);
   if (all.length < 2) return all;
   // Array.prototype.sort is stable: findings of the same length keep their order, structured before names.
-  const ordered = [...all].sort((a, b) => b.end - b.start - (a.end - a.start));
+  const ordered = all.sort((a, b) => b.end - b.start - (a.end - a.start));
   const kept: PhiFinding[] = [];
   for (const f of ordered) if (!kept.some((k) => f.start < k.end && k.start < f.end)) kept.push(f);
   return kept.sort((a, b) => a.start - b.start);

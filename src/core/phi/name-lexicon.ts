@@ -7,13 +7,16 @@ import type nlpType from 'compromise/two';
  * tagged note ids as people.
  */
 export interface NameLexicon {
-  /** Lower-case given names (compromise's MaleName, FemaleName, FirstName and Person tags). */
-  first: ReadonlySet<string>;
-  /** Lower-case surnames (LastName). */
-  last: ReadonlySet<string>;
-  /** Lower-case words the lexicon knows as something other than a name. */
-  common: ReadonlySet<string>;
+  /** What the lexicon knows each lower-case word as: FIRST, LAST and COMMON bits (one lookup for all three). */
+  kinds: ReadonlyMap<string, number>;
 }
+
+/** A given name (compromise's MaleName, FemaleName, FirstName and Person tags). */
+export const FIRST = 1;
+/** A surname (LastName). */
+export const LAST = 2;
+/** A word the lexicon knows as something other than a name. */
+export const COMMON = 4;
 
 /**
  * The lexicon's words, each list joined by newlines: what a PHI scan's worker thread gets from the main thread
@@ -62,7 +65,13 @@ export function useNameWords(given: NameWords): void {
 export function nameLexicon(): NameLexicon {
   if (lexicon) return lexicon;
   const w = nameWords();
-  const set = (list: string) => new Set(list.split('\n'));
-  lexicon = { first: set(w.first), last: set(w.last), common: set(w.common) };
+  const kinds = new Map<string, number>();
+  for (const [list, kind] of [
+    [w.first, FIRST],
+    [w.last, LAST],
+    [w.common, COMMON],
+  ] as const)
+    for (const word of list.split('\n')) kinds.set(word, (kinds.get(word) ?? 0) | kind);
+  lexicon = { kinds };
   return lexicon;
 }

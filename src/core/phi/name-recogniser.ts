@@ -1,5 +1,6 @@
 import type { PhiFinding } from './phi-categories';
-import { nameLexicon, type NameLexicon } from './name-lexicon';
+import { COMMON, FIRST, LAST, nameLexicon } from './name-lexicon';
+import { WORD_SRC, type Candidates } from './text-candidates';
 
 /*
  * Names in clinical text, Philter-style: a capitalised word is a name when its context says so (a title, a label such as
@@ -9,8 +10,6 @@ import { nameLexicon, type NameLexicon } from './name-lexicon';
  * One pass over the capitalised words of the text; a name never runs across a line break.
  */
 
-const WORD_SRC = "[A-Z][A-Za-z'’]*[a-z](?:-[A-Z][A-Za-z'’]*[a-z])?";
-const WORD = new RegExp(`\\b${WORD_SRC}`, 'g');
 /** The next word of a name on the same line: a word or an initial, after spaces (and a comma: "Smith, John"). */
 const NEXT = new RegExp(`(,?)[ \\t]+([A-Z]\\.|${WORD_SRC})`, 'y');
 
@@ -95,7 +94,8 @@ const CONTEXTS = [
 
 interface Word {
   text: string;
-  lower: string;
+  /** What the lexicon knows it as (FIRST, LAST, COMMON bits). */
+  kind: number;
   start: number;
   end: number;
   /** Whether a comma stood before it. */
@@ -103,21 +103,28 @@ interface Word {
 }
 
 /** The capitalised words from `first` on, on the same line (up to four). */
-function runFrom(text: string, first: RegExpExecArray): Word[] {
-  const words: Word[] = [
-    { text: first[0], lower: first[0].toLowerCase(), start: first.index, end: first.index + first[0].length, comma: false },
-  ];
-  NEXT.lastIndex = first.index + first[0].length;
+function runFrom(text: string, first: Word, kinds: ReadonlyMap<string, number>): Word[] {
+  const words: Word[] = [first];
+  NEXT.lastIndex = first.end;
   let m: RegExpExecArray | null;
   while (words.length < 4 && (m = NEXT.exec(text)) !== null) {
     const w = m[2] ?? '';
-    words.push({ text: w, lower: w.toLowerCase(), start: NEXT.lastIndex - w.length, end: NEXT.lastIndex, comma: m[1] === ',' });
+    words.push({
+      text: w,
+      kind: kinds.get(w.toLowerCase()) ?? 0,
+      start: NEXT.lastIndex - w.length,
+      end: NEXT.lastIndex,
+      comma: m[1] === ',',
+    });
   }
   return words;
 }
 
 /** What stands before a name starting at `at` (a label or title over a relative). */
 function contextAt(text: string, at: number): Context {
+  // Each context ends in a space, a tab, `:` or `,` right before the name: elsewhere none of the lookbehinds can hold.
+  const before = text.charCodeAt(at - 1);
+  if (before !== 32 && before !== 9 && before !== 58 && before !== 44) return 'none';
   for (const [re, context] of CONTEXTS) {
     re.lastIndex = at;
     if (re.test(text)) return context;
@@ -135,53 +142,57 @@ function capitalisedBefore(text: string, at: number): boolean {
   return c >= 65 && c <= 90;
 }
 
+const plain = (w: Word) => !NOT_A_PERSON.test(w.text);
+const uncommon = (w: Word) => INITIAL.test(w.text) || (w.kind & (FIRST | LAST)) !== 0 || (w.kind & COMMON) === 0;
+// Only a label allows "Surname, Given"; elsewhere a comma ends the name.
+const joined = (w: Word, i: number, context: Context) => i === 0 || !w.comma || context === 'strong';
+
 /** How many words of the run are a name, by the context before it and what the lexicon knows. */
-function nameLength(words: Word[], context: Context, lex: NameLexicon, text: string): number {
-  const known = (w: Word) => lex.first.has(w.lower) || lex.last.has(w.lower);
-  const plain = (w: Word) => !NOT_A_PERSON.test(w.text);
-  const uncommon = (w: Word) => INITIAL.test(w.text) || known(w) || !lex.common.has(w.lower);
-  // Only a label allows "Surname, Given"; elsewhere a comma ends the name.
-  const joined = (w: Word, i: number) => i === 0 || !w.comma || context === 'strong';
+function nameLength(words: Word[], context: Context, text: string): number {
   let n = 0;
   if (context === 'strong') {
-    while (n < words.length && plain(words[n]!) && joined(words[n]!, n)) n++;
+    while (n < words.length && plain(words[n]!) && joined(words[n]!, n, context)) n++;
     return n;
   }
   const head = words[0]!;
   const second = words[1];
-  if (second?.comma && lex.last.has(head.lower) && lex.first.has(second.lower)) return 2;
-  if (context === 'relation' || lex.first.has(head.lower)) {
-    while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n)) n++;
+  if (second?.comma && head.kind & LAST && second.kind & FIRST) return 2;
+  if (context === 'relation' || head.kind & FIRST) {
+    while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n, context)) n++;
     return n;
   }
   // No context and no given name: a run of two or more uncommon words that a lower-case word follows, in a sentence (a
   // capitalised word before it means Title Case: "Is Acupuncture Efficacious for…").
   if (capitalisedBefore(text, head.start)) return 0;
-  while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n)) n++;
+  while (n < words.length && plain(words[n]!) && uncommon(words[n]!) && joined(words[n]!, n, context)) n++;
   if (n < 2) return 0;
   const end = words[n - 1]!.end;
   const after = text.slice(end, end + 24);
   return LOWER_AFTER.test(after) && !TITLE_CASE_AFTER.test(after) ? n : 0;
 }
 
-/** Every name in `text` (overlaps allowed; the caller resolves them). */
-export function findNames(text: string): PhiFinding[] {
-  const lex = nameLexicon();
+/** Every name in `text` (overlaps allowed; the caller resolves them), from its capitalised words (`c.words`). */
+export function findNames(text: string, c: Candidates): PhiFinding[] {
+  const { kinds } = nameLexicon();
   const out: PhiFinding[] = [];
-  WORD.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = WORD.exec(text)) !== null) {
-    const ctx = contextAt(text, m.index);
+  const { words, wordText } = c;
+  // Where the next name may start: after a name, the next capitalised word past its end.
+  let from = 0;
+  for (let k = 0; k < words.length; k += 2) {
+    const start = words[k]!;
+    if (start < from) continue;
+    const ctx = contextAt(text, start);
+    const first = wordText[k >> 1]!;
+    const kind = kinds.get(first.toLowerCase()) ?? 0;
     // Most capitalised words open a sentence ("The", "She"): without context a common word starts no name.
-    const lower = m[0].toLowerCase();
-    if (ctx === 'none' && lex.common.has(lower) && !lex.first.has(lower) && !lex.last.has(lower)) continue;
-    const words = runFrom(text, m);
-    const n = nameLength(words, ctx, lex, text);
+    if (ctx === 'none' && kind & COMMON && !(kind & (FIRST | LAST))) continue;
+    const run = runFrom(text, { text: first, kind, start, end: words[k + 1]!, comma: false }, kinds);
+    const n = nameLength(run, ctx, text);
     if (n === 0) continue;
-    const end = words[n - 1]!.end;
+    const end = run[n - 1]!.end;
     if (EPONYM_AFTER.test(text.slice(end, end + 40))) continue;
-    out.push({ category: 'name', start: m.index, end });
-    WORD.lastIndex = end;
+    out.push({ category: 'name', start, end });
+    from = end;
   }
   return out;
 }

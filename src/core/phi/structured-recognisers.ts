@@ -1,4 +1,5 @@
 import type { PhiCategory, PhiFinding } from './phi-categories';
+import { keywordPass, type Candidates } from './text-candidates';
 
 /*
  * Pattern recognisers for the structured Safe Harbor identifiers, after Microsoft Presidio's (a pattern, context words that
@@ -9,22 +10,44 @@ import type { PhiCategory, PhiFinding } from './phi-categories';
 interface Recogniser {
   /** The category, or which one by the match (one pattern for several labelled numbers is one pass instead of several). */
   category: PhiCategory | ((m: RegExpExecArray) => PhiCategory);
+  /** Sticky: tried only where a match may start (see `anchor`, `keywords`, `at`, `month`); global where `gate` says. */
   pattern: RegExp;
   /** Which capture group is the identifier (default: the whole match). */
   group?: number;
   /** Returns false for a match that only looks like the identifier. */
   valid?: (m: RegExpExecArray, text: string) => boolean;
   /**
-   * A cheap test that the text can hold a match at all, so most strings skip the pattern: lower-case substrings of the
-   * lower-cased text (one of them must be there), or a regex with a literal start.
+   * For a number: every match starts at most `lead` characters before a run of digits of `min` to `max` digits, followed
+   * by one of the characters of `next` (when given), that `ok` accepts (when given), so the pattern is tried only there
+   * instead of at every character of the text.
    */
-  needs?: readonly string[] | RegExp;
-  /**
-   * For a number: every match starts at most `lead` characters before a run of digits that `run` accepts (by its length
-   * and the character after it), so the pattern (sticky) is tried only there instead of at every character of the text.
-   */
-  anchor?: { lead: number; run: (digits: number, next: string) => boolean };
+  anchor?: Anchor;
+  /** For a pattern that starts with a word at a word boundary: those words (regex source, any case). */
+  keywords?: readonly string[];
+  /** For an email address: tried from the start of the run of address characters before each `@`. */
+  at?: true;
+  /** For a date with a month name: tried where a month name or a day number starts. */
+  month?: true;
+  /** For the rest: a cheap test that the text can hold a match at all; the pattern (global) scans the text only then. */
+  gate?: (text: string, c: Candidates) => boolean;
 }
+
+interface Anchor {
+  lead: number;
+  min: number;
+  max: number;
+  next?: string;
+  ok?: (text: string, start: number, end: number) => boolean;
+}
+
+const isDigit = (text: string, i: number) => {
+  const c = text.charCodeAt(i);
+  return c >= 48 && c <= 57;
+};
+const isCapital = (text: string, i: number) => {
+  const c = text.charCodeAt(i);
+  return c >= 65 && c <= 90;
+};
 
 /** USPS street suffixes (Publication 28, appendix C1), spelled out and abbreviated, and the British Close. */
 const STREET_SUFFIXES = [
@@ -42,8 +65,8 @@ const STREET_SUFFIXES = [
 const STATES = 'A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY]|PR|GU|VI';
 const MONTHS =
   'Jan(?:uary|\\.)?|Feb(?:ruary|\\.)?|Mar(?:ch|\\.)?|Apr(?:il|\\.)?|May|June?|July?|Aug(?:ust|\\.)?|Sep(?:t(?:ember|\\.)?|\\.)?|Oct(?:ober|\\.)?|Nov(?:ember|\\.)?|Dec(?:ember|\\.)?';
-/** A month name or its abbreviation: the literal start a month-name date needs. */
-const MONTH_GATE = /(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)/;
+/** The start of a month name or its abbreviation (at a word's start: every month-name date has one). */
+const MONTH_START = /Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec/y;
 const DAY = '(?:0?[1-9]|[12]\\d|3[01])(?:st|nd|rd|th)?';
 const YEAR = '(?:1[89]\\d\\d|20\\d\\d)';
 /** Words after which a bare month/day like 3/14 is a date (a score like 14/15 has none). */
@@ -60,16 +83,17 @@ const NUMBER_LABELS: [PhiCategory, string][] = [
 
 /**
  * A label, then `:`/`#`/`no.` and spaces, then a value with at least one digit (the number a label names); the label's
- * group says the category. Not gated: a gate on the labels would scan as much text as the pattern does.
+ * group says the category.
  */
 function labelledNumbers(): Recogniser {
   const labels = NUMBER_LABELS.map(([, l]) => `(${l})`).join('|');
   const value = NUMBER_LABELS.length + 1;
   return {
     category: (m) => NUMBER_LABELS[m.slice(1, value).findIndex((g) => g !== undefined)]?.[0] ?? 'mrn',
-    pattern: new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*([A-Z0-9][A-Z0-9-]{3,29})\\b`, 'gi'),
+    pattern: new RegExp(`\\b(?:${labels})\\s*(?:(?:number|num|no\\.?|#|id|ID)\\s*)?[:#]?\\s*([A-Z0-9][A-Z0-9-]{3,29})\\b`, 'iy'),
     group: value,
     valid: (m) => /\d/.test(m[value] ?? ''),
+    keywords: NUMBER_LABELS.map(([, l]) => l),
   };
 }
 
@@ -102,57 +126,81 @@ function monthDayValid(mo: string, day: string): boolean {
   return m >= 1 && m <= 12 && d >= 1 && d <= 31;
 }
 
+/** 9x or 1[01]x, then `-`, a space or `y` (the age patterns' lookahead: "95-year-old", "101 yo", "92y"). */
+function ageDigits(text: string, d: number, end: number): boolean {
+  const n = end - d;
+  if (n === 2 ? text[d] !== '9' : text[d] !== '1' || (text[d + 1] !== '0' && text[d + 1] !== '1')) return false;
+  const next = text[end] ?? '';
+  return next === '-' || next === 'y' || next === 'Y' || /\s/.test(next);
+}
+
+/** After the spaces after the number, a capital or a digit (a street name, a direction or an ordinal: "42 Elm", "9 N."). */
+function wordAfterSpaces(text: string, _: number, end: number): boolean {
+  let i = end;
+  while (text[i] === ' ' || text[i] === '\t') i++;
+  return isCapital(text, i) || isDigit(text, i);
+}
+
 const RECOGNISERS: Recogniser[] = [
-  { category: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g, needs: ['@'] },
+  { category: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/y, at: true },
   {
     category: 'url',
-    pattern: /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi,
-    needs: ['http', 'www.'],
+    pattern: /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/iy,
+    keywords: ['https?:\\/\\/', 'www\\.'],
   },
   {
     category: 'ip',
     pattern: /\b(?:\d{1,3}\.){3}\d{1,3}\b(?!\.\d)/y,
     valid: ipv4Valid,
-    anchor: { lead: 0, run: (n, c) => n <= 3 && c === '.' },
+    anchor: { lead: 0, min: 1, max: 3, next: '.', ok: (t, _, end) => isDigit(t, end + 1) },
   },
-  { category: 'ip', pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi, needs: /:[0-9a-fA-F]{1,4}:/ },
+  { category: 'ip', pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi, gate: (_, c) => c.hexColon },
   // Fax before phone: the same number shape after a fax label is a fax.
   {
     category: 'fax',
-    pattern: new RegExp(`\\bfax(?:\\s*(?:number|no\\.?|#))?\\s*[:#]?\\s*(${PHONE})(?!\\d)`, 'gi'),
+    pattern: new RegExp(`\\bfax(?:\\s*(?:number|no\\.?|#))?\\s*[:#]?\\s*(${PHONE})(?!\\d)`, 'iy'),
     group: 1,
-    needs: ['fax'],
+    keywords: ['fax'],
   },
-  { category: 'ssn', pattern: /\b\d{3}-\d{2}-\d{4}\b/y, valid: ssnValid, anchor: { lead: 0, run: (n, c) => n === 3 && c === '-' } },
+  { category: 'ssn', pattern: /\b\d{3}-\d{2}-\d{4}\b/y, valid: ssnValid, anchor: { lead: 0, min: 3, max: 3, next: '-' } },
   {
     category: 'ssn',
-    pattern: /\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b/gi,
+    pattern: /\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b/iy,
     group: 1,
-    needs: ['ssn', 'social'],
+    keywords: ['ssn', 'social security'],
   },
   // `+` or `(` may open the number; its first run is the 1, the area code or both (1617-555-0142).
   {
     category: 'phone',
     pattern: new RegExp(`(?<![\\w/])${PHONE}(?![\\w/])`, 'y'),
-    anchor: { lead: 1, run: (n, c) => n <= 4 && SEPARATOR.test(c) },
+    anchor: { lead: 1, min: 1, max: 4, ok: (t, d, end) => SEPARATOR.test(t[end] ?? '') && (end - d === 3 || t[d] === '1') },
   },
   // Numbers a label names: medical record / account, plan and beneficiary, licence, device.
   labelledNumbers(),
-  { category: 'licence', pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/y, valid: deaValid, anchor: { lead: 2, run: (n) => n === 7 } },
+  {
+    category: 'licence',
+    pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/y,
+    valid: deaValid,
+    anchor: { lead: 2, min: 7, max: 7, ok: (t, d) => isCapital(t, d - 1) },
+  },
   // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits in text.
-  { category: 'mrn', pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/y, anchor: { lead: 5, run: (n) => n >= 6 && n <= 10 } },
+  {
+    category: 'mrn',
+    pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/y,
+    anchor: { lead: 5, min: 6, max: 10, ok: (t, d) => isCapital(t, d - 1) || t[d - 1] === '-' },
+  },
   {
     // Not a string that is the number alone: that is a row's own id (a PubMed id in `extra_info.id`), not a patient's.
     category: 'mrn',
     pattern: /(?<![\d.,/-])\d{8,10}(?![\d.,/]|\s?(?:mg|mcg|g|ml|mL|units?|IU|cells|\/))/y,
     valid: (m, text) => m[0].length !== text.trim().length,
-    anchor: { lead: 0, run: (n) => n >= 8 && n <= 10 },
+    anchor: { lead: 0, min: 8, max: 10 },
   },
   // Dates: numeric with a year, ISO, month names; a bare month/day only after a word that introduces a date.
   {
     category: 'date',
     pattern: /(?<![\d.])\b(0?[1-9]|1[0-2])[/.-](0?[1-9]|[12]\d|3[01])[/.-](\d{4}|\d{2})\b(?![/.-]\d)/y,
-    anchor: { lead: 0, run: (n, c) => n <= 2 && (c === '/' || c === '.' || c === '-') },
+    anchor: { lead: 0, min: 1, max: 2, next: '/.-', ok: (t, _, end) => isDigit(t, end + 1) },
   },
   {
     // ISO 8601, with its time and zone when it has them (2023-04-01T10:00:00.000Z, 2023-04-01 10:00): the whole timestamp is
@@ -160,35 +208,35 @@ const RECOGNISERS: Recogniser[] = [
     category: 'date',
     pattern:
       /\b(?:1[89]\d\d|20\d\d)-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?(?![\w:])|\b)/y,
-    anchor: { lead: 0, run: (n, c) => n === 4 && c === '-' },
+    anchor: { lead: 0, min: 4, max: 4, next: '-' },
   },
   {
     // March 3, 2020 | 3 March 2020 | 03-Mar-2020 | March 2020
     category: 'date',
     pattern: new RegExp(
       `\\b(?:(?:${MONTHS})\\s+${DAY}(?:,?\\s+${YEAR})?|${DAY}(?:\\s+of)?\\s+(?:${MONTHS}),?\\s+${YEAR}|${DAY}-(?:${MONTHS})-(?:${YEAR}|\\d{2})|(?:${MONTHS})\\.?,?\\s+${YEAR})\\b`,
-      'g',
+      'y',
     ),
-    needs: MONTH_GATE,
+    month: true,
   },
   {
     category: 'date',
     pattern: /\b(0?[1-9]|1[0-2])\/(0?[1-9]|[12]\d|3[01])\b(?!\/|\s*(?:mm\s*hg|mmhg))/iy,
     valid: (m, text) => monthDayValid(m[1] ?? '', m[2] ?? '') && DATE_CONTEXT.test(text.slice(Math.max(0, m.index - 24), m.index)),
-    anchor: { lead: 0, run: (n, c) => n <= 2 && c === '/' },
+    anchor: { lead: 0, min: 1, max: 2, next: '/', ok: (t, _, end) => isDigit(t, end + 1) },
   },
   // Ages over 89 (Safe Harbor keeps younger ages).
   {
     category: 'age',
     pattern: /\b(9\d|1[01]\d)(?=(?:[-\s]?(?:years?|yrs?|y)[-\s]?(?:old|\/o|o\b)|[-\s]?yo\b|\s+years?\s+of\s+age))/iy,
-    anchor: { lead: 0, run: (n) => n === 2 || n === 3 },
+    anchor: { lead: 0, min: 2, max: 3, ok: ageDigits },
   },
-  { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/gi, group: 1, needs: ['age'] },
+  { category: 'age', pattern: /\b(?:aged?|age:)\s*(9\d|1[01]\d)\b/iy, group: 1, keywords: ['age'] },
   {
     category: 'age',
     pattern:
-      /\b(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|one hundred(?:(?: and)?[- ](?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[- ]years?[- ]old)/gi,
-    needs: ['ninety', 'hundred'],
+      /\b(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|one hundred(?:(?: and)?[- ](?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[- ]years?[- ]old)/iy,
+    keywords: ['ninety', 'one hundred'],
   },
   // Street addresses (a number, up to four words and a USPS street suffix, then a unit), and a city, state before a ZIP code.
   {
@@ -197,84 +245,165 @@ const RECOGNISERS: Recogniser[] = [
       `\\b\\d{1,6}[ \\t]+(?:(?:[NSEW]\\.?|\\d+(?:st|nd|rd|th)|[A-Z][A-Za-z'’-]*[a-z])[ \\t]+){1,4}(?:${STREET_SUFFIXES})\\b\\.?(?:,?[ \\t]+(?:Apt|Apartment|Suite|Ste|Unit|#)\\.?[ \\t]*[A-Z0-9-]+)?`,
       'y',
     ),
-    anchor: { lead: 0, run: (n, c) => n <= 6 && (c === ' ' || c === '\t') },
+    anchor: { lead: 0, min: 1, max: 6, next: ' \t', ok: wordAfterSpaces },
   },
   {
     category: 'address',
     pattern: new RegExp(`\\b((?:[A-Z][a-z]+[ \\t]){0,2}[A-Z][a-z]+)(?=,[ \\t]*(?:${STATES})[ \\t]+\\d{5}\\b)`, 'g'),
-    needs: /,[ \t]*[A-Z]{2}[ \t]+\d{5}/,
+    gate: cityBeforeZip,
   },
-  { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/gi, needs: ['box'] },
+  { category: 'address', pattern: /\b(?:P\.?\s?O\.?\s+Box|PO Box)\s+\d+/iy, keywords: ['p\\.?\\s?o\\.?\\s+box', 'po box'] },
   // The state as a lookbehind, so the match starts at the ZIP code's first digit.
   {
     category: 'zip',
     pattern: new RegExp(`(?<=\\b(?:${STATES}),?[ \\t]+)\\d{5}(?:-\\d{4})?\\b`, 'y'),
-    anchor: { lead: 0, run: (n) => n === 5 },
+    anchor: { lead: 0, min: 5, max: 5, ok: (t, d) => t[d - 1] === ' ' || t[d - 1] === '\t' },
   },
-  { category: 'zip', pattern: /\b(?:zip(?:\s*code)?|postal code)\s*[:#]?\s*(\d{5}(?:-\d{4})?)\b/gi, group: 1, needs: ['zip', 'postal'] },
-  { category: 'zip', pattern: /\b\d{5}-\d{4}\b/y, anchor: { lead: 0, run: (n, c) => n === 5 && c === '-' } },
+  {
+    category: 'zip',
+    pattern: /\b(?:zip(?:\s*code)?|postal code)\s*[:#]?\s*(\d{5}(?:-\d{4})?)\b/iy,
+    group: 1,
+    keywords: ['zip', 'postal code'],
+  },
+  { category: 'zip', pattern: /\b\d{5}-\d{4}\b/y, anchor: { lead: 0, min: 5, max: 5, next: '-', ok: (t, _, end) => isDigit(t, end + 1) } },
 ];
 
-/** Where each run of digits starts and ends in `text` (the places an `anchor` recogniser is tried from), into `out`. */
-function digitRuns(text: string, out: number[]): void {
-  out.length = 0;
-  let start = -1;
-  for (let i = 0; i <= text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      if (start < 0) start = i;
-    } else if (start >= 0) {
-      out.push(start, i);
-      start = -1;
-    }
+/** Before a run of digits: `, MA ` (a state code after a comma), as a city before a ZIP code needs. */
+const STATE_BEFORE = /(?<=,[ \t]*[A-Z]{2}[ \t]+)/y;
+
+function cityBeforeZip(text: string, c: Candidates): boolean {
+  const { runs } = c;
+  for (let k = 0; k < runs.length; k += 2) {
+    if (runs[k + 1]! - runs[k]! < 5) continue;
+    STATE_BEFORE.lastIndex = runs[k]!;
+    if (STATE_BEFORE.test(text)) return true;
   }
+  return false;
 }
 
-/** Reused by every call: a flat list of [start, end) pairs. */
-const runs: number[] = [];
+const KEYWORDS = keywordPass(RECOGNISERS.flatMap((r) => r.keywords ?? []));
+/** What an email address's part before the `@` is made of. */
+const ADDRESS_CHAR = /[A-Za-z0-9._%+-]/;
+const WORD_CHAR = /\w/;
 
-/** Every structured identifier in `text` the recognisers find (overlaps allowed; the caller resolves them). */
-export function findStructured(text: string): PhiFinding[] {
-  const out: PhiFinding[] = [];
-  const found = (r: Recogniser, m: RegExpExecArray) => {
-    const value = (r.group ? m[r.group] : m[0]) ?? '';
-    const start = r.group ? m.index + m[0].lastIndexOf(value) : m.index;
-    out.push({ category: typeof r.category === 'string' ? r.category : r.category(m), start, end: start + value.length });
-  };
-  digitRuns(text, runs);
-  let lower: string | undefined;
-  for (const r of RECOGNISERS) {
-    if (r.anchor) {
-      // The matches a global scan finds, in the same order: only the positions no match can start at are skipped.
-      const { lead, run } = r.anchor;
-      let from = 0;
-      for (let k = 0; k < runs.length; k += 2) {
-        const d = runs[k]!;
-        const end = runs[k + 1]!;
-        if (d < from || !run(end - d, text[end] ?? '')) continue;
-        for (let at = Math.max(from, d - lead); at <= d; at++) {
-          r.pattern.lastIndex = at;
-          const m = r.pattern.exec(text);
-          if (m === null || (r.valid && !r.valid(m, text))) continue;
-          found(r, m);
-          from = r.pattern.lastIndex;
-          at = from - 1;
-        }
-      }
-      continue;
-    }
-    if (r.needs instanceof RegExp ? !r.needs.test(text) : r.needs && !r.needs.some((n) => (lower ??= text.toLowerCase()).includes(n)))
-      continue;
-    r.pattern.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = r.pattern.exec(text)) !== null) {
-      // A look-alike may hide a real match that starts inside it ("Pacemaker serial number: PM-2039"): look again from the next character.
-      if (r.valid && !r.valid(m, text)) {
-        r.pattern.lastIndex = m.index + 1;
-        continue;
-      }
-      found(r, m);
+/** Reused by every call, by recogniser: its findings, and where its next match may start (after its last match). */
+const foundBy: PhiFinding[][] = RECOGNISERS.map(() => []);
+const fromBy: number[] = RECOGNISERS.map(() => 0);
+/** By a run's length (11 for longer): the recognisers whose anchor takes a run of that many digits. */
+const ANCHORED_BY_LENGTH = Array.from({ length: 12 }, (_, n) =>
+  RECOGNISERS.flatMap((r, i) => (r.anchor && n >= r.anchor.min && n <= r.anchor.max ? [i] : [])),
+);
+const KEYWORDED = RECOGNISERS.flatMap((r, i) => (r.keywords ? [i] : []));
+
+/** Tries recogniser `i` (sticky) at `at`; a match it accepts is kept, and the next is looked for from its end. */
+function tryAt(i: number, text: string, at: number): boolean {
+  const r = RECOGNISERS[i]!;
+  r.pattern.lastIndex = at;
+  const m = r.pattern.exec(text);
+  if (m === null || (r.valid && !r.valid(m, text))) return false;
+  found(i, m);
+  fromBy[i] = r.pattern.lastIndex;
+  return true;
+}
+
+function found(i: number, m: RegExpExecArray): void {
+  const r = RECOGNISERS[i]!;
+  const value = (r.group ? m[r.group] : m[0]) ?? '';
+  const start = r.group ? m.index + m[0].lastIndexOf(value) : m.index;
+  foundBy[i]!.push({ category: typeof r.category === 'string' ? r.category : r.category(m), start, end: start + value.length });
+}
+
+/**
+ * Every structured identifier in `text` the recognisers find (overlaps allowed; the caller resolves them), exactly as a
+ * global scan of each pattern in turn finds them: each pattern is tried (sticky) only at the candidates `c` where a
+ * match of it can start, in order, and after a match from its end on.
+ */
+export function findStructured(text: string, c: Candidates): PhiFinding[] {
+  for (let i = 0; i < RECOGNISERS.length; i++) {
+    // Only where needed: setting an array's length costs more than reading it.
+    if (foundBy[i]!.length) foundBy[i]!.length = 0;
+    fromBy[i] = 0;
+  }
+  // Numbers: from each run of digits that the recogniser's anchor accepts.
+  const { runs } = c;
+  for (let k = 0; k < runs.length; k += 2) {
+    const d = runs[k]!;
+    const end = runs[k + 1]!;
+    const next = text[end] ?? '';
+    for (const i of ANCHORED_BY_LENGTH[Math.min(end - d, 11)]!) {
+      const a = RECOGNISERS[i]!.anchor!;
+      if (d < fromBy[i]! || (a.next !== undefined && !a.next.includes(next)) || (a.ok && !a.ok(text, d, end))) continue;
+      for (let at = Math.max(fromBy[i]!, d - a.lead); at <= d; at++) if (tryAt(i, text, at)) at = fromBy[i]! - 1;
     }
   }
+  // Patterns that start with a word: where one of their words starts (the pass is restarted past each start, so a word
+  // inside another is found too).
+  KEYWORDS.lastIndex = 0;
+  let k: RegExpExecArray | null;
+  while ((k = KEYWORDS.exec(text)) !== null) {
+    const at = k.index;
+    KEYWORDS.lastIndex = at + 1;
+    for (const i of KEYWORDED) if (at >= fromBy[i]!) tryAt(i, text, at);
+  }
+  for (let i = 0; i < RECOGNISERS.length; i++) {
+    const r = RECOGNISERS[i]!;
+    if (r.at) {
+      // From the first of the address characters before each `@` (the pattern's part before the `@` is made of them).
+      for (const a of c.ats) {
+        let s = a;
+        while (s > fromBy[i]! && ADDRESS_CHAR.test(text[s - 1]!)) s--;
+        for (let at = s; at < a; at++) if (tryAt(i, text, at)) break;
+      }
+    } else if (r.month) monthDates(i, text, c);
+    else if (r.gate?.(text, c)) {
+      r.pattern.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = r.pattern.exec(text)) !== null) {
+        // A look-alike may hide a real match that starts inside it: look again from the next character.
+        if (r.valid && !r.valid(m, text)) r.pattern.lastIndex = m.index + 1;
+        else found(i, m);
+      }
+    }
+  }
+  const out: PhiFinding[] = [];
+  for (const list of foundBy) for (const f of list) out.push(f);
   return out;
+}
+
+/** Reused by every call: where a month-name date may start. */
+const monthStarts: number[] = [];
+
+/**
+ * A month-name date starts with a month name or a day number (one or two digits at a word's start). A month name at a
+ * word boundary starts a capitalised word, or follows a hyphen or an apostrophe inside one (O’May, Smith-March).
+ */
+function monthDates(i: number, text: string, c: Candidates): void {
+  const { words, wordText, runs } = c;
+  if (monthStarts.length) monthStarts.length = 0;
+  for (let k = 0; k < words.length; k += 2) {
+    const start = words[k]!;
+    const word = wordText[k >> 1]!;
+    if (isMonthAt(text, start)) monthStarts.push(start);
+    if (!c.innerBoundary || word.length < 4) continue;
+    for (let j = 1; j < word.length - 1; j++) {
+      const ch = word[j];
+      if ((ch === '-' || ch === "'" || ch === '’') && isMonthAt(text, start + j + 1)) monthStarts.push(start + j + 1);
+    }
+  }
+  if (!monthStarts.length) return;
+  for (let k = 0; k < runs.length; k += 2) {
+    const d = runs[k]!;
+    if (runs[k + 1]! - d <= 2 && (d === 0 || !WORD_CHAR.test(text[d - 1]!))) monthStarts.push(d);
+  }
+  monthStarts.sort((a, b) => a - b);
+  for (const at of monthStarts) if (at >= fromBy[i]!) tryAt(i, text, at);
+}
+
+/** The first letters of the months' names (A, D, F, J, M, N, O, S): most words are ruled out before the pattern. */
+const MONTH_INITIALS = new Set([65, 68, 70, 74, 77, 78, 79, 83]);
+
+function isMonthAt(text: string, at: number): boolean {
+  if (!MONTH_INITIALS.has(text.charCodeAt(at))) return false;
+  MONTH_START.lastIndex = at;
+  return MONTH_START.test(text);
 }
