@@ -13,8 +13,6 @@ export const DEFAULT_BUDGET_BYTES = 48 << 20;
 export interface SpillOwner {
   /** Undefined when block k must stay (the block being written): the store then passes it by. */
   spillBlock(k: number): Uint32Array | undefined;
-  /** The store's weak reference to the owner, made on its first block (one per owner, not per block). */
-  spillRef?: WeakRef<SpillOwner>;
 }
 
 /**
@@ -32,6 +30,8 @@ export class BlockSpill {
   private readonly freeSlots: number[] = [];
   /** Resident blocks in the order they became resident, from `head` on (the front is compacted now and then). */
   private owners: Array<WeakRef<SpillOwner>> = [];
+  /** One weak reference per owner, not per block. */
+  private readonly refs = new WeakMap<SpillOwner, WeakRef<SpillOwner>>();
   private indexes: number[] = [];
   private head = 0;
   /** Slots of a column that was garbage collected go back to the free list. */
@@ -69,11 +69,11 @@ export class BlockSpill {
     for (let tries = this.residentBlocks; this.residentBlocks >= this.budgetBlocks && tries > 0; tries--) {
       const owner = this.owners[this.head]!.deref();
       const k = this.indexes[this.head]!;
+      // Spill before moving on, so that a block whose write failed stays queued.
+      const mem = owner?.spillBlock(k);
       this.head++;
-      if (owner === undefined) continue;
-      const mem = owner.spillBlock(k);
-      if (mem === undefined) this.queue(owner, k);
-      else reused = mem;
+      if (mem !== undefined) reused = mem;
+      else if (owner !== undefined) this.queue(owner, k);
     }
     if (this.head > 4096 && this.head * 2 > this.owners.length) {
       this.owners = this.owners.slice(this.head);
@@ -125,8 +125,12 @@ export class BlockSpill {
   }
 
   private queue(owner: SpillOwner, k: number): void {
-    owner.spillRef ??= new WeakRef(owner);
-    this.owners.push(owner.spillRef);
+    let ref = this.refs.get(owner);
+    if (ref === undefined) {
+      ref = new WeakRef(owner);
+      this.refs.set(owner, ref);
+    }
+    this.owners.push(ref);
     this.indexes.push(k);
   }
 

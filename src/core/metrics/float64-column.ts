@@ -36,7 +36,6 @@ export class Float64Column implements SpillOwner {
   length = 0;
   /** The first row changed since `takeChangedFrom` (rows added at the end do not count): what a pyramid must redo. */
   private changedFrom = Infinity;
-  spillRef?: WeakRef<SpillOwner>;
 
   constructor(private readonly spill: BlockSpill = processBlockSpill) {}
 
