@@ -61,18 +61,14 @@ export class Float64Column implements SpillOwner {
 
   /** Sets row i (NaN is a logged NaN), filling any rows before it with "not logged". */
   set(i: number, v: number): void {
-    const k = i >>> 13;
-    if (i < this.length) {
-      if (i < this.changedFrom) this.changedFrom = i;
-      if (this.blocks[k] === null) this.load(k);
-      this.dirty[k] = true;
-    } else {
-      // Rows past the end land in the last block or new ones: never spilled, so resident.
-      this.grow(i);
+    // Kept small, the parsers' hot path: appends land in the last block or new ones, never spilled, so resident.
+    if (i < this.length) this.beforeOverwrite(i);
+    else {
+      if (this.blocks.length * BLOCK <= i) this.grow(i);
       this.length = i + 1;
     }
     if (Number.isNaN(v)) this.setWords(i, 0, QNAN_HI);
-    else this.blocks[k]![i & (BLOCK - 1)] = v;
+    else this.blocks[i >>> 13]![i & (BLOCK - 1)] = v;
   }
 
   /** Inserts a "not logged" row at i (a step logged out of order: rare, so shifting is fine). */
@@ -83,8 +79,13 @@ export class Float64Column implements SpillOwner {
     for (let k = this.length; k > i; k--) {
       const from = this.words[(k - 1) >>> 13] ?? this.loadWords((k - 1) >>> 13);
       const j = ((k - 1) & (BLOCK - 1)) * 2;
-      this.setWords(k, from[j]!, from[j + 1]!);
+      const lo = from[j]!;
+      const hi = from[j + 1]!;
+      // Reading row k's block back may spill row k-1's: both words are read first.
+      this.beforeOverwrite(k);
+      this.setWords(k, lo, hi);
     }
+    this.beforeOverwrite(i);
     this.setWords(i, MISSING_LO, MISSING_HI);
     this.length++;
   }
@@ -142,12 +143,19 @@ export class Float64Column implements SpillOwner {
     return this.words[k]!;
   }
 
-  private setWords(i: number, lo: number, hi: number): void {
+  /** Makes row i's block resident and marks it changed (counting the row as changed if it was there). */
+  private beforeOverwrite(i: number): void {
+    if (i < this.length && i < this.changedFrom) this.changedFrom = i;
     const k = i >>> 13;
-    const w = this.words[k] ?? this.loadWords(k);
+    if (this.blocks[k] === null) this.load(k);
+    this.dirty[k] = true;
+  }
+
+  /** Row i's block must be resident. */
+  private setWords(i: number, lo: number, hi: number): void {
+    const w = this.words[i >>> 13]!;
     const j = (i & (BLOCK - 1)) * 2;
     w[j] = lo;
     w[j + 1] = hi;
-    this.dirty[k] = true;
   }
 }
