@@ -25,6 +25,7 @@ export class BlockSpill {
   readonly budgetBlocks: number;
   private readonly dir: string;
   private fd = -1;
+  private closed = false;
   private path = '';
   private nextSlot = 0;
   private readonly freeSlots: number[] = [];
@@ -90,6 +91,7 @@ export class BlockSpill {
 
   /** A slot for a block's first write; the owner keeps it for the block's later writes. */
   allocSlot(): number {
+    if (this.closed) throw this.failure('write', this.nextSlot * BLOCK_BYTES, 'the store was closed');
     if (this.fd < 0) this.open();
     return this.freeSlots.pop() ?? this.nextSlot++;
   }
@@ -101,27 +103,41 @@ export class BlockSpill {
 
   write(slot: number, block: Uint32Array): void {
     const pos = slot * BLOCK_BYTES;
-    for (let done = 0; done < BLOCK_BYTES;) {
-      done += writeSync(this.fd, block, done, BLOCK_BYTES - done, pos + done);
+    try {
+      for (let done = 0; done < BLOCK_BYTES;) done += writeSync(this.fd, block, done, BLOCK_BYTES - done, pos + done);
+    } catch (e) {
+      throw this.failure('write', pos, e);
     }
   }
 
   read(slot: number, into: Uint32Array): void {
     const pos = slot * BLOCK_BYTES;
-    for (let done = 0; done < BLOCK_BYTES;) {
-      const n = readSync(this.fd, into, done, BLOCK_BYTES - done, pos + done);
-      if (n === 0)
-        throw new Error(
-          `metric block spill file ${this.path}: ended at byte ${pos + done}, block ${slot} is ${BLOCK_BYTES} bytes from ${pos}`,
-        );
-      done += n;
+    let done = 0;
+    try {
+      while (done < BLOCK_BYTES) {
+        const n = readSync(this.fd, into, done, BLOCK_BYTES - done, pos + done);
+        if (n === 0) break;
+        done += n;
+      }
+    } catch (e) {
+      throw this.failure('read', pos, e);
     }
+    if (done < BLOCK_BYTES) throw this.failure('read', pos, `the file ends at byte ${pos + done}`);
   }
 
-  /** Closes the file (tests; a process's own store lives as long as the process). */
+  /** Where and what failed: the folder (the file itself is already unlinked), the offset and the system's reason. */
+  private failure(what: 'read' | 'write', pos: number, cause: unknown): Error {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return new Error(`metric block spill file in ${this.dir}: could not ${what} ${BLOCK_BYTES} bytes at byte ${pos} (${why})`, {
+      cause,
+    });
+  }
+
+  /** Closes the file for good (tests; a process's own store lives as long as the process): blocks spilled are lost. */
   close(): void {
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = -1;
+    this.closed = true;
   }
 
   private queue(owner: SpillOwner, k: number): void {

@@ -124,6 +124,22 @@ describe('metric columns over a spill file', () => {
     }
   });
 
+  it('say which folder when a spilled block cannot be read back, never reading wrong values', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-spill-'));
+    const spill = new BlockSpill({ budgetBytes: BLOCK_BYTES, dir });
+    try {
+      const col = new Float64Column(spill);
+      for (let i = 0; i < BLOCK_ROWS * 3; i++) col.set(i, i);
+      spill.close();
+      assert.throws(
+        () => col.get(0),
+        (e: Error) => e.message.startsWith(`metric block spill file in ${dir}: could not `),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('hold a 1M-row × 64-metric run within the budget (it took 512 MB of blocks before)', () => {
     const budgetBytes = 48 << 20;
     const spill = new BlockSpill({ budgetBytes });
