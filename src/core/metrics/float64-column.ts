@@ -1,4 +1,4 @@
-const BLOCK = 8192;
+import { BLOCK_ROWS as BLOCK, processBlockSpill, type BlockSpill, type SpillOwner } from './block-spill';
 
 /**
  * "Not logged" is a NaN with its own payload, written and compared through a Uint32 view of the same memory, so that a
@@ -19,22 +19,37 @@ for (let j = 0; j < EMPTY_BLOCK.length; j += 2) {
  * A growable column of doubles in fixed 64 KB Float64Array blocks: exactly 8 bytes a value, outside the JS heap, and
  * growing never copies what is there (a plain array's growth copies and over-allocates by half). Rows not logged read
  * as NaN from `get` and false from `has`; a logged NaN reads as NaN with `has` true.
+ *
+ * Blocks are resident within the budget of a BlockSpill shared by every column of the process: past it, the oldest
+ * block (never a column's last, which the parser is writing) goes to the spill file and is read back when a row of it
+ * is read or written. A run within the budget never spills.
  */
-export class Float64Column {
-  private readonly blocks: Float64Array[] = [];
-  private readonly words: Uint32Array[] = [];
+export class Float64Column implements SpillOwner {
+  /** Null while the block is spilled. */
+  private readonly blocks: Array<Float64Array | null> = [];
+  private readonly words: Array<Uint32Array | null> = [];
+  /** Each block's slot in the spill file (-1: never spilled) and whether it changed since it was last written there. */
+  private readonly slots: number[] = [];
+  private readonly dirty: boolean[] = [];
+  /** Whether the store frees this column's slots when it is collected (registered on its first slot). */
+  private tracked = false;
   length = 0;
   /** The first row changed since `takeChangedFrom` (rows added at the end do not count): what a pyramid must redo. */
   private changedFrom = Infinity;
 
+  constructor(private readonly spill: BlockSpill = processBlockSpill) {}
+
   get(i: number): number {
-    return i < this.length ? this.blocks[i >>> 13]![i & (BLOCK - 1)]! : NaN;
+    if (i >= this.length) return NaN;
+    const k = i >>> 13;
+    return (this.blocks[k] ?? this.load(k))[i & (BLOCK - 1)]!;
   }
 
   /** Whether row i was logged (NaN and infinities included). */
   has(i: number): boolean {
     if (i >= this.length) return false;
-    const w = this.words[i >>> 13]!;
+    const k = i >>> 13;
+    const w = this.words[k] ?? this.loadWords(k);
     const j = (i & (BLOCK - 1)) * 2;
     return w[j] !== MISSING_LO || w[j + 1] !== MISSING_HI;
   }
@@ -46,11 +61,14 @@ export class Float64Column {
 
   /** Sets row i (NaN is a logged NaN), filling any rows before it with "not logged". */
   set(i: number, v: number): void {
-    if (i < this.length && i < this.changedFrom) this.changedFrom = i;
-    this.grow(i);
+    // Kept small, the parsers' hot path: appends land in the last block or new ones, never spilled, so resident.
+    if (i < this.length) this.beforeOverwrite(i);
+    else {
+      if (this.blocks.length * BLOCK <= i) this.grow(i);
+      this.length = i + 1;
+    }
     if (Number.isNaN(v)) this.setWords(i, 0, QNAN_HI);
     else this.blocks[i >>> 13]![i & (BLOCK - 1)] = v;
-    if (i >= this.length) this.length = i + 1;
   }
 
   /** Inserts a "not logged" row at i (a step logged out of order: rare, so shifting is fine). */
@@ -59,10 +77,15 @@ export class Float64Column {
     if (i < this.changedFrom) this.changedFrom = i;
     this.grow(this.length);
     for (let k = this.length; k > i; k--) {
-      const from = this.words[(k - 1) >>> 13]!;
+      const from = this.words[(k - 1) >>> 13] ?? this.loadWords((k - 1) >>> 13);
       const j = ((k - 1) & (BLOCK - 1)) * 2;
-      this.setWords(k, from[j]!, from[j + 1]!);
+      const lo = from[j]!;
+      const hi = from[j + 1]!;
+      // Reading row k's block back may spill row k-1's: both words are read first.
+      this.beforeOverwrite(k);
+      this.setWords(k, lo, hi);
     }
+    this.beforeOverwrite(i);
     this.setWords(i, MISSING_LO, MISSING_HI);
     this.length++;
   }
@@ -74,15 +97,61 @@ export class Float64Column {
     return from;
   }
 
+  /** Called by the spill store: writes block k out if it changed, and gives its memory back (never the last block). */
+  spillBlock(k: number): Uint32Array | undefined {
+    const words = this.words[k];
+    if (k === this.words.length - 1 || !words) return undefined;
+    if (this.dirty[k]) {
+      if (this.slots[k]! < 0) {
+        if (!this.tracked) this.spill.track(this, this.slots);
+        this.tracked = true;
+        this.slots[k] = this.spill.allocSlot();
+      }
+      this.spill.write(this.slots[k]!, words);
+      this.dirty[k] = false;
+    }
+    this.words[k] = null;
+    this.blocks[k] = null;
+    return words;
+  }
+
   private grow(i: number): void {
     while (this.blocks.length * BLOCK <= i) {
-      const words = new Uint32Array(BLOCK * 2);
+      const words = this.spill.makeRoom() ?? new Uint32Array(BLOCK * 2);
       words.set(EMPTY_BLOCK);
       this.words.push(words);
       this.blocks.push(new Float64Array(words.buffer));
+      this.slots.push(-1);
+      this.dirty.push(true);
+      this.spill.admit(this, this.blocks.length - 1);
     }
   }
 
+  /** Reads spilled block k back (making room first, so that k itself is not what goes). */
+  private load(k: number): Float64Array {
+    const words = this.spill.makeRoom() ?? new Uint32Array(BLOCK * 2);
+    this.spill.read(this.slots[k]!, words);
+    const block = new Float64Array(words.buffer);
+    this.words[k] = words;
+    this.blocks[k] = block;
+    this.spill.admit(this, k);
+    return block;
+  }
+
+  private loadWords(k: number): Uint32Array {
+    this.load(k);
+    return this.words[k]!;
+  }
+
+  /** Makes row i's block resident and marks it changed (counting the row as changed if it was there). */
+  private beforeOverwrite(i: number): void {
+    if (i < this.length && i < this.changedFrom) this.changedFrom = i;
+    const k = i >>> 13;
+    if (this.blocks[k] === null) this.load(k);
+    this.dirty[k] = true;
+  }
+
+  /** Row i's block must be resident. */
   private setWords(i: number, lo: number, hi: number): void {
     const w = this.words[i >>> 13]!;
     const j = (i & (BLOCK - 1)) * 2;
