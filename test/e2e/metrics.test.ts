@@ -98,6 +98,9 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
   it('charts a run of the stand-in verl trainer as its steps arrive, overlays a second run and exports the visible data as CSV', async () => {
     const demo = demoWorkspace();
     const page = await cs.open(demo);
+    // An error thrown in the dashboard page (uPlot drawing a one-step run once threw on every redraw) fails the test.
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
     // The extension's commands are in the palette once its container is (activation on medrl.yaml).
     await openMedrlContainer(page);
     // A quick run to compare with, and one slow enough to watch: 12 steps, 3 s each, through the runs launcher on `local`.
@@ -211,6 +214,7 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     assert.equal(colours[0], colourA);
     assert.notEqual(colours[1], colours[0]);
     await screenshot(page, 'metrics-compare');
+    assert.deepEqual(pageErrors, [], 'no error thrown in the page');
     await page.close();
   });
 });

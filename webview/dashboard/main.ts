@@ -577,7 +577,7 @@ function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number 
       const plot = chart.plot;
       plot.batch(() => {
         plot.setData(data);
-        if (range) plot.setScale('x', { min: range.x0, max: range.x1 });
+        if (range && range.x1 > range.x0) plot.setScale('x', { min: range.x0, max: range.x1 });
       });
     }
   } finally {
@@ -645,7 +645,8 @@ function newPlot(chart: Chart, lines: ChartLine[], data: uPlot.AlignedData, rang
       chart.plotBox.append(u.root);
       u.batch(() => {
         init();
-        if (range) u.setScale('x', { min: range.x0, max: range.x1 });
+        // One step has no width: uPlot pads its own range around it (a zero-wide scale makes its axes throw).
+        if (range && range.x1 > range.x0) u.setScale('x', { min: range.x0, max: range.x1 });
       });
     },
   );
