@@ -11,6 +11,7 @@ import {
   focusPane,
   openMedrlContainer,
   pane,
+  openAndPick,
   runCommandAndPick,
   screenshot,
   trustWorkspace,
@@ -59,11 +60,18 @@ describe('the first hour: a new user walks the demo from a fresh profile, worksp
     await picture(page, 'walkthrough');
 
     // Step: submit the demo run. The button asks which spec; the demo's local spec is listed first.
-    await (await walkthroughButton(page, 'Submit the demo run', 'Submit a Run Spec')).click();
-    const first = page.locator('.quick-input-list .monaco-list-row').first();
-    await first.waitFor({ timeout: 30_000 });
-    assert.match(await first.innerText(), /demo-pubmedqa-grpo/, 'the spec that runs on this machine comes first');
-    await first.click();
+    const submit = await walkthroughButton(page, 'Submit the demo run', 'Submit a Run Spec');
+    await openAndPick(
+      page,
+      'Submit a Run Spec',
+      async () => {
+        await submit.click();
+        const first = page.locator('.quick-input-list .monaco-list-row').first();
+        await first.waitFor({ timeout: 30_000 });
+        assert.match(await first.innerText(), /demo-pubmedqa-grpo/, 'the spec that runs on this machine comes first');
+      },
+      'demo-pubmedqa-grpo',
+    );
     await page
       .locator('.notifications-toasts .notification-toast', { hasText: 'submitted demo-pubmedqa-grpo' })
       .waitFor({ timeout: 60_000 });

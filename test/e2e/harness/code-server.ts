@@ -225,24 +225,42 @@ export async function runCommand(page: Page, title: string): Promise<void> {
 
 /**
  * Runs a command that asks with a titled quick pick, then clicks its row with `item`. The palette hides without running
- * anything when a webview that has just loaded takes the focus between typing and Enter: when no titled quick pick opens,
- * run the command again, once, as a user would.
+ * anything when a webview that has just loaded takes the focus between typing and Enter, and the same focus change can
+ * close the pick before its row is clicked: then the command is run again, once, as a user would.
  */
 export async function runCommandAndPick(page: Page, title: string, item: string | RegExp): Promise<void> {
   const asked = page.locator('.quick-input-widget .quick-input-title').filter({ hasText: /\S/ }).first();
+  await openAndPick(
+    page,
+    title,
+    async () => {
+      await runCommand(page, title);
+      await asked.waitFor({ timeout: 10_000 });
+    },
+    item,
+  );
+}
+
+/**
+ * Opens a quick pick with `open` (a command, a button, a link) and clicks its row with `item`. A page that takes the
+ * focus just then (a webview loading, the walkthrough expanding a step) closes the pick before its row can be clicked:
+ * then it asks again, once, as a user would.
+ */
+export async function openAndPick(page: Page, what: string, open: () => Promise<void>, item: string | RegExp): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    await runCommand(page, title);
-    if (
-      await asked.waitFor({ timeout: 10_000 }).then(
-        () => true,
-        () => false,
-      )
-    )
-      break;
-    if (attempt === 2) throw new Error(`${title}: no quick pick opened after running it twice; ${await quickInputState(page)}`);
-    console.log(`[harness] ${title}: no quick pick opened; running it again`);
+    try {
+      await open();
+      await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: item }).first().click({ timeout: 15_000 });
+      return;
+    } catch (err) {
+      if (attempt === 2)
+        throw new Error(
+          `${what}: no quick pick row with ${String(item)} to click after asking twice; ${await quickInputState(page)}: ${String(err)}`,
+        );
+      console.log(`[harness] ${what}: the quick pick closed before its row could be clicked; asking again`);
+      await page.keyboard.press('Escape');
+    }
   }
-  await pickQuickItem(page, item);
 }
 
 /** Clicks the first row of the open quick pick that has `text`, as a user does; on a timeout, says what the pick showed. */

@@ -66,7 +66,9 @@ describe('crash safety: submits killed and cut off at random moments lose no job
     await cluster.start();
     // sbatch/squeue/scancel in the SSH sessions find this cluster (the suite's own squeue too).
     Object.assign(process.env, cluster.env);
-    sshd = await startSshd({ env: cluster.env });
+    // PARALLEL clients connect at once: sshd's default MaxStartups (10:30:100) drops some before the handshake, which is
+    // sshd throttling, not a kill under test.
+    sshd = await startSshd({ env: cluster.env, sshdConfig: ['MaxStartups 64'] });
     host = sshd.makeHost({ name: 'crashbox' });
     ws = makeWorkspace();
     runsDirs.ssh = join(sshd.remoteHome, 'runs-ssh');

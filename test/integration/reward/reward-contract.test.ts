@@ -331,10 +331,11 @@ describe('reward contract check before submit (real python3, local host)', () =>
   });
 
   it('stays within its time budget and says how far it got; unreadable data is a warning at data.train', async () => {
+    // 8 samples × 1 s cannot fit a 5 s budget on any machine (at 0.6 s each, a fast one tried all 8 in time).
     const slow = fn('slow.py', [
       'import time',
       'def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):',
-      '    time.sleep(0.6)',
+      '    time.sleep(1.0)',
       '    return 1.0',
     ]);
     const upload = await rewardUpload(ws, slow, 'spec.yaml');
