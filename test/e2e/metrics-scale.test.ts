@@ -69,6 +69,9 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   }
 }
 
+/** How long each frame's drawing took in the page (the rest of a frame is the ask, the host's answer and its way back). */
+const draws: number[] = [];
+
 /** Does one zoom or pan gesture, waits for the chart's new range to be drawn, and returns the frame time the page measured. */
 async function frameAfter(page: Page, reward: ReturnType<typeof chart>, gesture: () => Promise<void>): Promise<number> {
   const before = await reward.getAttribute('data-range');
@@ -78,6 +81,7 @@ async function frameAfter(page: Page, reward: ReturnType<typeof chart>, gesture:
     async () => {
       const range = await reward.getAttribute('data-range');
       const ms = await reward.getAttribute('data-frame-ms');
+      if (range !== before && ms) draws.push(Number(await reward.getAttribute('data-draw-ms')));
       return range !== before && ms ? Number(ms) : undefined;
     },
     30_000,
@@ -151,7 +155,7 @@ describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server 
       `[e2e] metrics at scale: ${RUNS} runs × ${STEPS} steps × 64 metrics (${(logBytes / 1e6).toFixed(0)} MB of log each): ` +
         `every run drawn in ${(firstMs / 1000).toFixed(2)} s, all steps in ${(openMs / 1000).toFixed(2)} s (target < 2 s); frame times (ask → drawn) zoom ${zooms.map((f) => f.toFixed(0)).join('/')} ms, ` +
         `pan ${pans.map((f) => f.toFixed(0)).join('/')} ms, drag to full resolution ${drag.toFixed(0)} ms, reset ${reset.toFixed(0)} ms; ` +
-        `worst ${worst.toFixed(0)} ms (target < 100 ms)`,
+        `worst ${worst.toFixed(0)} ms (target < 100 ms), of which drawing took at most ${Math.max(...draws).toFixed(0)} ms`,
     );
     // The target is 100 ms; the bound here leaves room for a loaded CI machine, and the figure is printed above.
     assert.ok(worst < 1000, `a zoom or pan took ${worst} ms`);

@@ -192,17 +192,23 @@ function onMessage(msg: ToDashboard): void {
     if (!chart || chart.inFlight?.seq !== msg.seq) return;
     const since = chart.inFlight.since;
     chart.inFlight = undefined;
+    const drawing = performance.now();
     draw(chart, msg.lines, msg.range, msg.error);
+    chart.section.dataset.drawMs = (performance.now() - drawing).toFixed(1);
     chart.section.dataset.frameMs = (performance.now() - since).toFixed(1);
     if (chart.wantedSince !== undefined) ask(chart);
   } else {
     const run = runs.get(msg.runId);
     if (!run) return;
     run.status = msg;
-    run.framework = msg.framework ?? undefined;
+    const framework = msg.framework ?? undefined;
+    const keysChanged = framework !== run.framework;
+    run.framework = framework;
     renderRuns();
     renderProblems();
-    askAll();
+    // The headline charts' metric names depend on the framework; the steps come with `metrics`. Re-asking every chart on
+    // each status (ten runs end loading together) queued a zoom behind a round of all the charts.
+    if (keysChanged) askAll();
   }
 }
 
@@ -652,7 +658,13 @@ function newPlot(chart: Chart, lines: ChartLine[], data: uPlot.AlignedData, rang
   );
 }
 
-new ResizeObserver(() => {
+// Charts are as wide as the grid's columns, which only its width sets (auto-fill). Its height changes whenever a legend or a
+// caption does: re-asking every chart then queued the chart being zoomed behind all the others (a 400-600 ms frame).
+let gridWidth = -1;
+new ResizeObserver((entries) => {
+  const width = Math.round(entries[entries.length - 1]!.contentRect.width);
+  if (width === gridWidth) return;
+  gridWidth = width;
   for (const c of charts) if (c.plot && !c.section.hidden) c.plot.setSize({ width: Math.max(260, c.plotBox.clientWidth), height: 220 });
   askAll(); // one bucket per pixel column: a new width needs new buckets
 }).observe(grid);
