@@ -204,14 +204,17 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   // is not there yet, close it and open it again, as a user would.
   // F1 pressed while the previous quick pick (Go to File, a prompt) is still closing opens nothing: wait until it is
   // gone, and if the palette still did not open, press F1 again.
+  // The command's row is clicked, not Enter pressed: when something takes the focus just then (a tree connecting a host,
+  // a webview loading), the palette hides and an Enter goes to the editor (a newline in the open spec, nothing run),
+  // while a click on a row that is gone fails and the palette is opened again.
   const input = page.locator('.quick-input-widget input');
   for (let attempt = 1; ; attempt++) {
     await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => page.keyboard.press('Escape'));
     await page.keyboard.press('F1');
     try {
       await input.fill(`>${title}`, { timeout: 5000 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
-      break;
+      await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: title }).first().click({ timeout: 10_000 });
+      return;
     } catch (err) {
       if (attempt === 3) {
         await screenshot(page, `palette-missing-${title.replace(/[^A-Za-z0-9]+/g, '-')}`);
@@ -220,7 +223,6 @@ export async function runCommand(page: Page, title: string): Promise<void> {
       await page.keyboard.press('Escape');
     }
   }
-  await page.keyboard.press('Enter');
 }
 
 /**
