@@ -252,13 +252,10 @@ export async function openAndPick(page: Page, what: string, open: () => Promise<
   for (let attempt = 1; ; attempt++) {
     try {
       await open();
-      await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: item }).first().click({ timeout: 15_000 });
+      await pickQuickItem(page, item, 15_000);
       return;
     } catch (err) {
-      if (attempt === 2)
-        throw new Error(
-          `${what}: no quick pick row with ${String(item)} to click after asking twice; ${await quickInputState(page)}: ${String(err)}`,
-        );
+      if (attempt === 2) throw new Error(`${what}, asked twice: ${String(err)}`);
       console.log(`[harness] ${what}: the quick pick closed before its row could be clicked; asking again`);
       await page.keyboard.press('Escape');
     }
@@ -266,12 +263,11 @@ export async function openAndPick(page: Page, what: string, open: () => Promise<
 }
 
 /** Clicks the first row of the open quick pick that has `text`, as a user does; on a timeout, says what the pick showed. */
-export async function pickQuickItem(page: Page, text: string | RegExp): Promise<void> {
+export async function pickQuickItem(page: Page, text: string | RegExp, timeoutMs = 30_000): Promise<void> {
   const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
-  await row.waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
-    throw new Error(`no quick pick row with ${String(text)}; ${await quickInputState(page)}: ${String(err)}`);
+  await row.click({ timeout: timeoutMs }).catch(async (err: unknown) => {
+    throw new Error(`no quick pick row with ${String(text)} to click; ${await quickInputState(page)}: ${String(err)}`);
   });
-  await row.click();
 }
 
 /** What the quick input and the notifications show, for a failure message. */
@@ -298,44 +294,31 @@ export async function openFile(page: Page, name: string): Promise<void> {
 }
 
 /**
- * Right-clicks a row and waits for its context menu to show an item, as a user does. A view that re-renders right then
- * (a refresh, the explorer settling) closes the menu: open it again, up to four times.
+ * Right-clicks a row, waits for its context menu to show an item and points at it (hovering focuses it in VS Code's
+ * menu), as a user does. A view that re-renders right then (a refresh, the explorer settling, the demo's walkthrough
+ * opening) closes the menu: open it again, up to four times.
  */
 export async function openContextMenu(page: Page, row: Locator, item: string): Promise<Locator> {
   const entry = page.getByRole('menuitem', { name: item }).first();
   for (let attempt = 1; ; attempt++) {
     await row.click({ button: 'right' });
-    if (
-      await entry.waitFor({ timeout: 5000 }).then(
-        () => true,
-        () => false,
-      )
-    )
+    try {
+      await entry.waitFor({ timeout: 5000 });
+      await entry.hover({ timeout: 5000 });
       return entry;
-    if (attempt === 4) {
-      await screenshot(page, `context-menu-missing-${item.replace(/[^A-Za-z0-9]+/g, '-')}`);
-      throw new Error(`the context menu has no "${item}"`);
+    } catch (err) {
+      if (attempt === 4) {
+        await screenshot(page, `context-menu-missing-${item.replace(/[^A-Za-z0-9]+/g, '-')}`);
+        throw new Error(`the context menu has no "${item}" to point at: ${String(err)}`);
+      }
     }
     await page.keyboard.press('Escape');
   }
 }
 
-/**
- * Runs an item of a row's context menu: hovering focuses it in VS Code's menu and Enter runs it (a click right after the
- * menu opens can be lost). A menu that closes before the hover (the demo's walkthrough opening takes the focus) is
- * opened again, twice at most.
- */
+/** Runs an item of a row's context menu: the item is focused by pointing at it and Enter runs it (a click right after the menu opens can be lost). */
 export async function runContextMenuItem(page: Page, row: Locator, item: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const entry = await openContextMenu(page, row, item);
-    try {
-      await entry.hover({ timeout: 5000 });
-      break;
-    } catch (err) {
-      if (attempt === 3) throw err;
-      console.log(`[harness] the context menu closed before "${item}" could be hovered; opening it again`);
-    }
-  }
+  await openContextMenu(page, row, item);
   await page.keyboard.press('Enter');
 }
 
