@@ -6,7 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { FrameLocator, Page } from 'playwright-core';
-import { ROOT, openMedrlContainer, runCommand, runContextMenuItem, screenshot, codeServerForSuite } from './harness/code-server';
+import {
+  ROOT,
+  answerSaveDialog,
+  openMedrlContainer,
+  runCommand,
+  runContextMenuItem,
+  screenshot,
+  codeServerForSuite,
+} from './harness/code-server';
 
 /** Training steps of the watched run. */
 const STEPS = 12;
@@ -83,15 +91,6 @@ async function waitForPoints(frame: FrameLocator, chart: string, n: number, time
   );
 }
 
-/** Answers VS Code's own save dialog (the simple file dialog in code-server) with a file path. */
-async function answerDialog(page: Page, path: string): Promise<void> {
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(path);
-  await page.waitForTimeout(300);
-  await page.keyboard.press('Enter');
-}
-
 describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', () => {
   const cs = codeServerForSuite({ 'files.simpleDialog.enable': true });
 
@@ -155,12 +154,7 @@ describe('metrics: the run dashboard in real VS Code (code-server + Chromium)', 
     const csvFile = join(demo, 'exported.csv');
     await frame.locator('#export-csv').click();
     // VS Code's save dialog (a quick input, its button labelled Export CSV).
-    await page.waitForFunction(
-      () => (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value.endsWith('-metrics.csv'),
-      undefined,
-      { timeout: 15_000 },
-    );
-    await answerDialog(page, csvFile);
+    await answerSaveDialog(page, csvFile, '-metrics.csv');
     const deadline = Date.now() + 15_000;
     while (!existsSync(csvFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     const csv = readFileSync(csvFile, 'utf8').trim().split(/\r\n/);

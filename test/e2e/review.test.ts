@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { Frame, Page } from 'playwright-core';
-import { ROOT, codeServerForSuite, runCommandAndPick, screenshot, trustWorkspace } from './harness/code-server';
+import { ROOT, answerSaveDialog, codeServerForSuite, runCommandAndPick, screenshot, trustWorkspace } from './harness/code-server';
 import { webviewWith } from './harness/playground-frame';
 
 const CLI = join(ROOT, 'dist/cli.js');
@@ -157,10 +157,8 @@ describe('clinician review: a queue of 50 demo episodes reviewed with the keyboa
     // Export for a paper: the CSV where the user says, the κ table beside it.
     await runCommandAndPick(page, 'MedRL: Export Reviews…', 'demo-pubmedqa-grpo');
     const csv = join(workspace, 'dr-lee-reviews.csv');
-    const pathInput = page.locator('.quick-input-widget input');
     await page.locator('.quick-input-widget', { hasText: 'Save the reviews as CSV' }).waitFor({ timeout: 30_000 });
-    await pathInput.fill(csv);
-    await page.keyboard.press('Enter');
+    await answerSaveDialog(page, csv, '-reviews.csv');
     await page.locator('.notification-toast', { hasText: 'exported 50 review(s)' }).waitFor({ timeout: 30_000 });
     assert.equal(readFileSync(csv, 'utf8').trim().split('\n').length, QUEUE + 1, 'a header and 50 rows');
     assert.match(readFileSync(join(workspace, 'dr-lee-reviews.kappa.md'), 'utf8'), /dr-lee[\s\S]*reward/);

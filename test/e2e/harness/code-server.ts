@@ -284,6 +284,28 @@ async function quickInputState(page: Page): Promise<string> {
   ].join('; ');
 }
 
+/**
+ * Answers VS Code's save dialog (the simple file dialog in code-server) with a file path. The dialog fills in its default
+ * path a moment after it shows: a path typed before that is overwritten, and Enter saves to the default. So wait for the
+ * default (its file name), type, and check the field holds the path before pressing Enter.
+ */
+export async function answerSaveDialog(page: Page, path: string, defaultName: string): Promise<void> {
+  const input = page.locator('.quick-input-widget input');
+  await page.waitForFunction(
+    (name) => (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value.endsWith(name),
+    defaultName,
+    { timeout: 30_000 },
+  );
+  let held = '';
+  for (const deadline = Date.now() + 15_000; held !== path;) {
+    if (Date.now() > deadline) throw new Error(`the save dialog holds ${held}, not ${path}`);
+    await input.fill(path);
+    await page.waitForTimeout(300);
+    held = await input.inputValue();
+  }
+  await page.keyboard.press('Enter');
+}
+
 /** Opens a workspace file by name through Quick Open (Ctrl+P), as a user does, and waits for its editor tab. */
 export async function openFile(page: Page, name: string): Promise<void> {
   await page.keyboard.press('Control+P');
