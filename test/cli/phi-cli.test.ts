@@ -40,6 +40,23 @@ describe('medrl phi', () => {
     assert.ok(!r.err.includes(PHONE));
   });
 
+  it('scan finds identifiers in object keys and says so: key: true with --json, (key) in the table', async () => {
+    writeFileSync(join(dir, 'keys.jsonl'), `${JSON.stringify({ contacts: { [PHONE]: 'mother' } })}\n`);
+    const j = await run(['phi', 'scan', 'keys.jsonl', '--json'], dir);
+    assert.equal(j.code, 1, j.err);
+    assert.deepEqual(JSON.parse(j.out), {
+      line: 1,
+      field: `contacts.${PHONE}`,
+      category: 'phone',
+      text: PHONE,
+      start: 0,
+      end: 12,
+      key: true,
+    });
+    const t = await run(['phi', 'scan', 'keys.jsonl'], dir);
+    assert.match(t.out, new RegExp(`^ +1 {2}phone +contacts\\.${PHONE} \\(key\\) +${PHONE}$`, 'm'));
+  });
+
   it('scan exits 0 when nothing is found, 2 on bad usage, 1 when the file is missing', async () => {
     const clean = await run(['phi', 'scan', 'clean.jsonl'], dir);
     assert.equal(clean.code, 0, clean.err);
@@ -86,9 +103,13 @@ describe('medrl phi', () => {
   });
 
   it('scan --threads 2 gives the same findings and counts as one thread on a file large enough for workers; bad --threads is usage', async () => {
-    // 17 MB of notes (workers start at 16 MB), a planted phone every 500 rows.
+    // 17 MB of notes (workers start at 16 MB), a planted phone every 500 rows, and one in a key every 1000.
     const rows = Array.from({ length: 100_000 }, (_, i) =>
-      JSON.stringify({ id: i, note: `Seen on day ${i % 30}; vitals stable.${i % 500 === 0 ? ` Call ${PHONE}.` : ''} ${'x'.repeat(120)}` }),
+      JSON.stringify({
+        id: i,
+        note: `Seen on day ${i % 30}; vitals stable.${i % 500 === 0 ? ` Call ${PHONE}.` : ''} ${'x'.repeat(120)}`,
+        ...(i % 1000 === 0 ? { contacts: { [PHONE]: 'mother' } } : {}),
+      }),
     );
     writeFileSync(join(dir, 'big.jsonl'), `${rows.join('\n')}\n`);
     assert.ok(statSync(join(dir, 'big.jsonl')).size > 16 << 20);
@@ -96,7 +117,8 @@ describe('medrl phi', () => {
     const two = await run(['phi', 'scan', 'big.jsonl', '--json', '--threads', '2'], dir);
     assert.equal(one.code, 1, one.err);
     assert.equal(two.code, 1, two.err);
-    assert.equal(one.out.trim().split('\n').length, 200);
+    assert.equal(one.out.trim().split('\n').length, 300);
+    assert.equal(one.out.split('"key":true').length - 1, 100);
     assert.equal(two.out, one.out);
     assert.equal(two.err, one.err);
     for (const bad of ['0', 'two', '1.5']) {

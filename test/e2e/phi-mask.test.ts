@@ -45,7 +45,8 @@ describe('masking identifiers in real VS Code (code-server + Chromium)', () => {
     const ws = clinicWorkspace(
       'medrl-phi-',
       (i) => `Case ${i}: ${PATIENT} Call back at ${PHONES[0]} or write to ${EMAIL}. Is the blood pressure controlled?`,
-      { contact: PHONES[1] },
+      // An identifier can be a key too (a dataset keyed by contact): it must not reach the page either.
+      { contact: PHONES[1], [EMAIL]: 'next of kin' },
     );
     mkdirSync(join(ws, 'clinic-run'));
     writeFileSync(
@@ -60,6 +61,7 @@ describe('masking identifiers in real VS Code (code-server + Chromium)', () => {
             step: 1,
             data_source: 'clinic',
             note: `callback ${PHONES[0]}`,
+            callers: { [PHONES[1]]: 'daughter' },
           }),
         )
         .join('\n') + '\n',

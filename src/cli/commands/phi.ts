@@ -84,7 +84,8 @@ export const phiScanCommand: Command = {
     'NAME (a host of medrl.yaml) it is read there through range reads. Every string of every row is scanned, with its field',
     'path (prompt[0].content, reward_model.ground_truth). Each finding goes to stdout: a table, or with --json one JSON object',
     'per line: {"line", "field", "category", "text", "start", "end"} (line: the row\'s first line; for parquet its 1-based row;',
-    "start/end: offsets into the field's string). The counts per category go to stderr; the text found goes nowhere else.",
+    'start/end: offsets into the field\'s string; "key": true when it is in an object key of a JSON row or a CSV\'s header).',
+    'The counts per category go to stderr; the text found goes nowhere else.',
     '--threads N|auto: scan a local JSONL file of 16 MB or more over N worker threads (auto: one per core, at most 8), the',
     'findings in the same order; each thread adds about 60 MB to the 125 MB of a scan in one thread (the default).',
     'Exit code (like a linter): 0 nothing found, 1 findings or rows that could not be read (or a failure), 2 bad usage.',
@@ -107,8 +108,10 @@ export const phiScanCommand: Command = {
       if (!ctx.json) await write(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
       for await (const h of scanForPhi(host, reader, summary, { onUnreadable }, workers)) {
         const row = ctx.json
-          ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end })
-          : terminalText(`${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${h.field.padEnd(24)}  ${h.text}`);
+          ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end, key: h.key })
+          : terminalText(
+              `${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${(h.key ? `${h.field} (key)` : h.field).padEnd(24)}  ${h.text}`,
+            );
         if (!(await write(`${row}\n`))) break;
       }
       await flush();
@@ -129,8 +132,8 @@ export const phiRedactCommand: Command = {
   usage: 'medrl phi redact FILE --out OUT [--host NAME] [--config FILE_OR_DIR] [--json]',
   details: [
     'OUT is written on the same host as FILE, readable by you only (0600), under a temporary name renamed when complete; it',
-    'cannot be FILE itself. JSONL, JSON and CSV keep every byte but the strings that held PHI (key order, spacing, number',
-    'spelling, escapes); parquet keeps its schema, row groups and every value, but its pages are encoded anew. A row that',
+    'cannot be FILE itself. JSONL, JSON and CSV keep every byte but the strings that held PHI, keys and column names too (key',
+    'order, spacing, number spelling, escapes; a redacted key that would repeat another is numbered: [NAME] 2); parquet keeps its schema, row groups and every value, but its pages are encoded anew. A row that',
     'cannot be read stops the redaction with its line, and nothing is written. Prints the rows written and the counts per',
     'category, never the text found.',
     'Example: medrl phi redact data/notes.jsonl --out data/notes.redacted.jsonl',

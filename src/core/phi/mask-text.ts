@@ -1,6 +1,6 @@
 import { findPhi } from './find-phi';
 import { joinMasked, type MaskedSegment } from './masked-segments';
-import { mapStrings } from './value-strings';
+import { mapStrings, unusedName } from './value-strings';
 
 /** `text` with every identifier replaced by its category: the identifier's text is in none of the segments. */
 export function maskText(text: string): MaskedSegment[] {
@@ -20,9 +20,15 @@ export function maskString(text: string): string {
   return joinMasked(maskText(text));
 }
 
-/** Every string inside `value` (arrays and plain objects; keys left as they are) masked with `maskString`. */
+/** Every string inside `value` (arrays and plain objects, object keys too) masked with `maskString`. */
 export function maskStrings<T>(value: T): T {
   return mapStrings(value, maskString);
+}
+
+/** Column names masked, as a row's keys are (`maskStrings`), numbered in the same way where two mask the same. */
+export function maskNames(names: string[]): string[] {
+  const used = new Set<string>();
+  return names.map((n) => unusedName(maskString(n), used));
 }
 
 /** A conversation's turns with their text and each part's text masked; roles and part kinds stay as they are. */

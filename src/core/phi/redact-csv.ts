@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Host } from '../remote/host';
 import type { PhiCategory } from './phi-categories';
 import { redactText } from './redact-text';
+import { unusedName } from './value-strings';
 import { countFinding, type PhiSummary } from './scan-dataset';
 import type { PrivateOutput } from './private-output';
 
@@ -41,12 +42,10 @@ async function* csvRecords(host: Host, path: string): AsyncGenerator<{ raw: stri
   if (buf) yield { raw: buf, line };
 }
 
-/** One raw record with each field that holds PHI rewritten (quoted as CSV needs); other fields stay as written. */
-function redactRecord(raw: string, onFinding: (category: PhiCategory) => void): string {
+/** The fields of one raw record: where each is in the text (quotes included) and its value. */
+function* fieldsOf(raw: string): Generator<{ pos: number; stop: number; quoted: boolean; value: string }> {
   const eol = raw.endsWith('\r\n') ? 2 : raw.endsWith('\n') ? 1 : 0;
   const end = raw.length - eol;
-  let out = '';
-  let copied = 0;
   for (let pos = 0; pos <= end;) {
     const quoted = raw.charCodeAt(pos) === QUOTE;
     let stop: number;
@@ -61,30 +60,48 @@ function redactRecord(raw: string, onFinding: (category: PhiCategory) => void): 
       stop = comma === -1 || comma > end ? end : comma;
       value = raw.slice(pos, stop);
     }
-    const { text, categories } = redactText(value);
+    yield { pos, stop, quoted, value };
+    pos = stop + 1;
+  }
+}
+
+/**
+ * One raw record with each field that holds PHI rewritten (quoted as CSV needs); other fields stay as written. In the
+ * header (`names`: its column names as written) a redacted name equal to another is numbered (`[NAME] 2`), so no two
+ * columns share a name in the copy.
+ */
+function redactRecord(raw: string, onFinding: (category: PhiCategory) => void, names?: Set<string>): string {
+  let out = '';
+  let copied = 0;
+  for (const { pos, stop, quoted, value } of fieldsOf(raw)) {
+    const { text: redacted, categories } = redactText(value);
     if (categories.length) {
       categories.forEach(onFinding);
+      const text = names ? unusedName(redacted, names) : redacted;
       const field = quoted || /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
       out += raw.slice(copied, pos) + field;
       copied = stop;
     }
-    pos = stop + 1;
   }
   return copied === 0 ? raw : out + raw.slice(copied);
 }
 
-/** Copies a CSV file with PHI redacted in its data rows (the header row is column names, copied as is). */
+/** Copies a CSV file with PHI redacted in its header (column names) and data rows. */
 export async function redactCsv(host: Host, path: string, out: PrivateOutput, summary: PhiSummary): Promise<void> {
   let header = true;
   for await (const { raw } of csvRecords(host, path)) {
-    const blank = raw.trim() === '';
-    if (header || blank) {
-      // Blank lines before the header are copied too; the first other record is the header.
-      if (!blank) header = false;
+    if (raw.trim() === '') {
+      // Blank lines (before the header too) are copied as they are; the first other record is the header.
       await out.write(raw);
       continue;
     }
+    const count = (c: PhiCategory) => countFinding(summary, c);
+    if (header) {
+      header = false;
+      await out.write(redactRecord(raw, count, new Set([...fieldsOf(raw)].map((f) => f.value))));
+      continue;
+    }
     summary.rows++;
-    await out.write(redactRecord(raw, (c) => countFinding(summary, c)));
+    await out.write(redactRecord(raw, count));
   }
 }

@@ -3,7 +3,7 @@ import { readLines } from '../io/line-reader';
 import { errorMessage } from '../errors/located-error';
 import { LocalHost } from '../remote/local-host';
 import { useNameWords, type NameWords } from './name-lexicon';
-import { hitsIn } from './scan-dataset';
+import { CleanKeys, hitsIn } from './scan-dataset';
 import type { RangeJob, RangeResult } from './scan-range';
 
 /*
@@ -15,6 +15,7 @@ useNameWords((workerData as { names: NameWords }).names);
 
 async function scan(job: RangeJob): Promise<RangeResult> {
   const out: RangeResult = { id: job.id, lines: 0, rows: 0, hits: [], malformed: [] };
+  const keys = new CleanKeys();
   for await (const l of readLines(host, job.path, { start: job.start, end: job.end, includePartial: true })) {
     const line = ++out.lines;
     if (l.text.trim() === '') continue;
@@ -26,7 +27,7 @@ async function scan(job: RangeJob): Promise<RangeResult> {
       out.malformed.push({ line, offset: l.start, why: errorMessage(err), complete: l.complete });
       continue;
     }
-    for (const hit of hitsIn(value, line)) out.hits.push(hit);
+    for (const hit of hitsIn(value, line, keys)) out.hits.push(hit);
   }
   return out;
 }

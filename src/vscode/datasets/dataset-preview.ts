@@ -7,7 +7,7 @@ import { searchDataset } from '../../core/datasets/search-dataset';
 import { DATASET_KIND_LABELS } from '../../core/datasets/dataset-kinds';
 import { formatBytes } from '../../core/format/bytes';
 import { errorMessage } from '../../core/errors/located-error';
-import { maskString, maskStrings } from '../../core/phi/mask-text';
+import { maskNames, maskString, maskStrings } from '../../core/phi/mask-text';
 import { DatasetFromWebview, DatasetToWebview } from '../../protocol/dataset';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import type { Ctx } from '../ctx';
@@ -147,15 +147,17 @@ export class DatasetPreviews implements vscode.Disposable {
   }
 }
 
-/** The file's text in a message masked: rows, search snippets, and the problems and errors that can quote a row. */
+/** The file's text in a message masked: rows, column names, search snippets, and the problems and errors that can quote a row. */
 function maskDatasetMessage(m: DatasetToWebview): DatasetToWebview {
   switch (m.type) {
     case 'rows':
       return { ...m, rows: maskStrings(m.rows) };
     case 'searchResults':
       return { ...m, matches: maskStrings(m.matches) };
+    case 'open':
+      return { ...m, columns: maskNames(m.columns) };
     case 'summary':
-      return { ...m, problems: m.problems.map((p) => ({ ...p, reason: maskString(p.reason) })) };
+      return { ...m, columns: maskNames(m.columns), problems: m.problems.map((p) => ({ ...p, reason: maskString(p.reason) })) };
     case 'error':
       return { ...m, message: maskString(m.message) };
     default:

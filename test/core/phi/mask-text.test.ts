@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { maskString, maskStrings, maskText } from '../../../src/core/phi/mask-text';
+import { maskNames, maskString, maskStrings, maskText } from '../../../src/core/phi/mask-text';
 import { describeMasked, maskedSegments } from '../../../src/core/phi/masked-segments';
 
 // Phone numbers are planted because both the stand-in detector and the real one find them.
@@ -46,15 +46,29 @@ describe('masking identifiers', () => {
     assert.deepEqual(maskedSegments('\uE000nonsense\uE001'), [{ text: '\uE000nonsense\uE001' }]);
   });
 
-  it('masks every string of a JSON value, keys and other values untouched', () => {
-    const row = { prompt: [{ role: 'user', content: `phone ${PHONE}` }], score: 1, ok: true, none: null, [PHONE]: 'key' };
-    const masked = maskStrings(row);
+  it('masks every string of a JSON value and every object key; other values untouched', () => {
+    const row = {
+      prompt: [{ role: 'user', content: `phone ${PHONE}` }],
+      score: 1,
+      ok: true,
+      none: null,
+      [PHONE]: 'a column name',
+      extra: { [PHONE]: 'home', '617-555-0199': 'work' },
+    };
+    const masked = maskStrings(row) as Record<string, unknown> & typeof row;
     assert.deepEqual(maskedSegments(masked.prompt[0]!.content), [{ text: 'phone ' }, { category: 'phone' }]);
     assert.equal(masked.prompt[0]!.role, 'user');
     assert.equal(masked.score, 1);
     assert.equal(masked.ok, true);
     assert.equal(masked.none, null);
-    assert.equal(masked[PHONE], 'key');
+    assert.ok(!JSON.stringify(masked).includes('617-555'), 'no number is left, in a value or a key');
+    // Two keys that mask the same are both kept, the second numbered.
+    assert.deepEqual(Object.keys(masked.extra).map(maskedSegments), [[{ category: 'phone' }], [{ category: 'phone' }, { text: ' 2' }]]);
+    assert.deepEqual(Object.values(masked.extra), ['home', 'work']);
+    // A column name is masked as the row's key is, so the view finds the row's value under its heading.
+    const columns = maskNames(['prompt', PHONE, 'extra']);
+    assert.equal(columns[0], 'prompt');
+    assert.equal(masked[columns[1]!], 'a column name');
     // Survives JSON as it is (the dataset view shows values as JSON).
     assert.deepEqual(JSON.parse(JSON.stringify(masked)), masked);
   });

@@ -31,20 +31,36 @@ describe('phi redact of datasets', () => {
     const src = write('odd.jsonl', `\ufeff${odd}\r\n\n{"n": 1.50, "s": "caf\\u00e9"}\n{"tail": "no newline"}`);
     const out = join(dir, 'out', 'odd.jsonl');
     const summary = await redactDataset(host, src, out);
-    const expected = `{ "z" :1.0,"note":  "café, call [PHONE]" , "a": [ "[PHONE]", "\\u00e9" ], "555-111-2222": 2 }`;
+    const expected = `{ "z" :1.0,"note":  "café, call [PHONE]" , "a": [ "[PHONE]", "\\u00e9" ], "[PHONE]": 2 }`;
     assert.equal(readFileSync(out, 'utf8'), `\ufeff${expected}\r\n\n{"n": 1.50, "s": "caf\\u00e9"}\n{"tail": "no newline"}`);
     assert.equal(summary.rows, 3);
-    assert.ok((summary.counts.phone ?? 0) >= 2);
+    assert.equal(summary.counts.phone, 3, 'two in values, one in a key');
     assert.equal(statSync(out).mode & 0o777, 0o600);
     assert.deepEqual(readdirSync(join(dir, 'out')), ['odd.jsonl'], 'no temporary file is left');
   });
 
-  it('JSON text: keys are left alone, a literal with quotes and newlines is re-encoded as JSON', () => {
+  it('JSON text: a literal with quotes and newlines is re-encoded as JSON; keys are redacted too', () => {
     const raw = '{\n  "555-123-4567": "x",\n  "q": "he said \\"555-123-4567\\"\\n"\n}';
     assert.equal(
       redactJsonText(raw, () => undefined),
-      '{\n  "555-123-4567": "x",\n  "q": "he said \\"[PHONE]\\"\\n"\n}',
+      '{\n  "[PHONE]": "x",\n  "q": "he said \\"[PHONE]\\"\\n"\n}',
     );
+  });
+
+  it('JSON text: keys that would become one are numbered, so no value is lost; keys of other objects do not count', () => {
+    const row = {
+      contacts: { '555-123-4567': 'mother', '555-987-6543': 'father', '[PHONE] 2': 'as written', inner: { '555-000-1111': 1 } },
+      other: { '[PHONE]': 'a different object' },
+      list: [{ 'John Smith': 1 }, { 'Jane Doe': 2 }],
+    };
+    const found: string[] = [];
+    const redacted = JSON.parse(redactJsonText(JSON.stringify(row), (c) => found.push(c))) as typeof row;
+    assert.deepEqual(redacted, {
+      contacts: { '[PHONE]': 'mother', '[PHONE] 3': 'father', '[PHONE] 2': 'as written', inner: { '[PHONE]': 1 } },
+      other: { '[PHONE]': 'a different object' },
+      list: [{ '[NAME]': 1 }, { '[NAME]': 2 }],
+    });
+    assert.deepEqual(found, ['phone', 'phone', 'phone', 'name', 'name']);
   });
 
   it('JSON file: every byte but the redacted literal', async () => {
@@ -66,6 +82,15 @@ describe('phi redact of datasets', () => {
     );
     assert.equal(s.rows, 4);
     assert.equal(s.counts.phone, 3);
+  });
+
+  it('CSV: a column name holding an identifier is redacted in the header, numbered where two would be the same', async () => {
+    const text = 'id,555-123-4567,"555-987-6543",[PHONE] 2\n1,a,b,c\n';
+    const out = join(dir, 'header.out.csv');
+    const s = await redactDataset(host, write('header.csv', text), out);
+    assert.equal(readFileSync(out, 'utf8'), 'id,[PHONE],"[PHONE] 3",[PHONE] 2\n1,a,b,c\n');
+    assert.equal(s.rows, 1);
+    assert.equal(s.counts.phone, 2);
   });
 
   it('parquet (TRL completions columns, nested verl rows): same columns and values but the redacted strings', async () => {

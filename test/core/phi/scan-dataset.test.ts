@@ -19,7 +19,12 @@ async function phones(file: string) {
   const hits: PhiHit[] = [];
   for await (const h of scanDataset(await openDatasetForPhi(host, file), summary, { onUnreadable: (p) => unreadable.push(p) }))
     if (h.category === 'phone') hits.push(h);
-  return { hits: hits.map((h) => [h.line, h.field, h.text, h.start, h.end]), summary, unreadable };
+  return {
+    hits: hits.map((h) => [h.line, h.field, h.text, h.start, h.end]),
+    keyed: hits.map((h) => [h.line, h.field, h.text, h.start, h.end, h.key ?? false]),
+    summary,
+    unreadable,
+  };
 }
 
 describe('phi scan of datasets', () => {
@@ -33,6 +38,33 @@ describe('phi scan of datasets', () => {
       [...stringsIn({ prompt: [{ role: 'user', content: 'c' }], reward_model: { ground_truth: 'g' }, n: 1 })].map((s) => s.field),
       ['prompt[0].role', 'prompt[0].content', 'reward_model.ground_truth'],
     );
+    assert.deepEqual(
+      [...stringsIn({ a: { b: ['x'] } }, true)].map((s) => [s.field, s.text, s.key ?? false]),
+      [
+        ['a', 'a', true],
+        ['a.b', 'b', true],
+        ['a.b[0]', 'x', false],
+      ],
+      'with keys: each key before its value, by its own path',
+    );
+  });
+
+  it('object keys, a CSV header and a JSON row id are scanned too, as keys', async () => {
+    const jsonl = join(dir, 'keys.jsonl');
+    writeFileSync(jsonl, `${JSON.stringify({ contacts: { '555-123-4567': 'mother' }, note: 'x' })}\n`);
+    assert.deepEqual((await phones(jsonl)).keyed, [[1, 'contacts.555-123-4567', '555-123-4567', 0, 12, true]]);
+    const csv = join(dir, 'header.csv');
+    writeFileSync(csv, 'id,pager 555-123-4567\n1,555-987-6543\n');
+    assert.deepEqual((await phones(csv)).keyed, [
+      [1, 'pager 555-123-4567', '555-123-4567', 6, 18, true],
+      [2, 'pager 555-123-4567', '555-987-6543', 0, 12, false],
+    ]);
+    const keyed = join(dir, 'keyed-by-phone.json');
+    writeFileSync(keyed, `{\n "555-765-4321": {"a": "b"},\n "1001": {"a": "c"}\n}\n`);
+    assert.deepEqual((await phones(keyed)).keyed, [[2, '(row key)', '555-765-4321', 0, 12, true]]);
+    const arrays = join(dir, 'arrays.json');
+    writeFileSync(arrays, `{"555-765-4321": [{"a": "b"}, {"a": "c"}]}\n`);
+    assert.equal((await phones(arrays)).keyed.length, 1, 'the name of an array of rows, once, not once per row');
   });
 
   it('JSONL: each finding with its line, field path and offsets; blank lines count as lines, a malformed row is reported without its text', async () => {
