@@ -59,9 +59,10 @@ export interface ScanOptions {
 /**
  * Every PHI finding in every string of every row, in file order, streamed from the dataset's reader (JSONL, CSV and
  * parquet are read in ranges, never whole), counting into `summary` as it goes. verl rollout dumps and TRL completions
- * files are JSONL and parquet, so they are read the same way.
+ * files are JSONL and parquet, so they are read the same way. Yielded a row's findings at a time (rows without any are
+ * not yielded): a step of an async generator per finding cost a sixth of a scan that reports many.
  */
-export async function* scanDataset(reader: DatasetReader, summary: PhiSummary, opts: ScanOptions = {}): AsyncGenerator<PhiHit> {
+export async function* scanDataset(reader: DatasetReader, summary: PhiSummary, opts: ScanOptions = {}): AsyncGenerator<PhiHit[]> {
   for await (const rec of reader.rows({ signal: opts.signal })) {
     summary.rows++;
     // Parquet has no lines: its 1-based row stands in.
@@ -71,16 +72,17 @@ export async function* scanDataset(reader: DatasetReader, summary: PhiSummary, o
       opts.onUnreadable?.(hideQuotedText(rec.error));
       continue;
     }
-    for (const hit of hitsIn(rec.value, line)) {
-      countFinding(summary, hit.category);
-      yield hit;
-    }
+    const hits = hitsIn(rec.value, line);
+    if (!hits.length) continue;
+    for (const hit of hits) countFinding(summary, hit.category);
+    yield hits;
   }
 }
 
-/** Every PHI finding in every string of one row's value, in order. */
-export function* hitsIn(value: unknown, line: number): Generator<PhiHit> {
+/** Every PHI finding in every string of one row's value, in order, into `out`. */
+export function hitsIn(value: unknown, line: number, out: PhiHit[] = []): PhiHit[] {
   for (const { field, text } of stringsIn(value))
     for (const f of findPhi(text))
-      yield { line, field: field || '(row)', category: f.category, text: text.slice(f.start, f.end), start: f.start, end: f.end };
+      out.push({ line, field: field || '(row)', category: f.category, text: text.slice(f.start, f.end), start: f.start, end: f.end });
+  return out;
 }
