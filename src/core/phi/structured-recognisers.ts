@@ -311,7 +311,8 @@ const RECOGNISERS = sameShapes([
 /**
  * A recogniser with every field present, in one order (absent ones undefined), and so its anchor. The loops below read
  * these fields off every recogniser for every candidate: objects of one shape keep those reads monomorphic, where a shape
- * per recogniser made them cost more than the checks they feed (2 µs a string for an id or a source name).
+ * per recogniser made them cost more than the checks they feed (a string with nothing in it, an id or a source name, took
+ * three times as long).
  */
 function sameShapes(recognisers: Recogniser[]): Recogniser[] {
   return recognisers.map((r) => {
