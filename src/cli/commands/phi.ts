@@ -45,10 +45,11 @@ function countsLine(s: PhiSummary): string {
 }
 
 /**
- * Writes to stdout in chunks of about 64 KB (a write per finding cost more than finding it), waiting while the pipe is
- * full (a scan of a 1 GB dump never piles up); `write` answers false once the pipe closed (| head). `flush` writes the rest.
+ * Writes to stdout in chunks of about 64 KB (a write per finding cost more than finding it): `add` appends (sync: no
+ * await per finding), `drain` writes once 64 KB are waiting and waits while the pipe is full (a scan of a 1 GB dump never
+ * piles up); both answer false once the pipe closed (| head). `flush` writes the rest.
  */
-function stdoutWriter(ctx: CommandContext): { write(s: string): Promise<boolean>; flush(): Promise<boolean> } {
+function stdoutWriter(ctx: CommandContext): { add(s: string): void; drain(): Promise<boolean>; flush(): Promise<boolean> } {
   let closed = false;
   let pending = '';
   ctx.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -67,10 +68,10 @@ function stdoutWriter(ctx: CommandContext): { write(s: string): Promise<boolean>
     return !closed;
   };
   return {
-    write: async (s) => {
+    add: (s) => {
       pending += s;
-      return pending.length < 1 << 16 ? !closed : flush();
     },
+    drain: async () => (pending.length < 1 << 16 ? !closed : flush()),
     flush,
   };
 }
@@ -99,20 +100,23 @@ export const phiScanCommand: Command = {
     return onHost(ctx, async (host, path, label) => {
       const reader = await openDatasetForPhi(host, path(file));
       const summary = newPhiSummary();
-      const { write, flush } = stdoutWriter(ctx);
+      const { add, drain, flush } = stdoutWriter(ctx);
       // With --json every stderr line is JSON too, so a script can read the problems and the counts.
       const onUnreadable = (problem: string) =>
         ctx.json
           ? ctx.stderr.write(`${JSON.stringify({ file, unreadable: problem })}\n`)
           : printError(ctx, `${label(file)}: ${problem} (not scanned)`);
-      if (!ctx.json) await write(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
-      for await (const h of scanForPhi(host, reader, summary, { onUnreadable }, workers)) {
-        const row = ctx.json
-          ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end, key: h.key })
-          : terminalText(
-              `${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${(h.key ? `${h.field} (key)` : h.field).padEnd(24)}  ${h.text}`,
-            );
-        if (!(await write(`${row}\n`))) break;
+      if (!ctx.json) add(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
+      for await (const hits of scanForPhi(host, reader, summary, { onUnreadable }, workers)) {
+        for (const h of hits) {
+          const row = ctx.json
+            ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end, key: h.key })
+            : terminalText(
+                `${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${(h.key ? `${h.field} (key)` : h.field).padEnd(24)}  ${h.text}`,
+              );
+          add(`${row}\n`);
+        }
+        if (!(await drain())) break;
       }
       await flush();
       if (ctx.json)

@@ -12,9 +12,12 @@ const candidates = newCandidates();
  */
 export function findPhi(text: string): PhiFinding[] {
   const c = findCandidates(text, candidates);
-  const all = findStructured(text, c);
-  for (const f of findNames(text, c)) all.push(f);
-  if (all.length < 2) return all;
+  const structured = findStructured(text, c);
+  const names = findNames(text, c);
+  // Names alone are already in order and apart (each is looked for past the last one's end): nothing to resolve.
+  if (!structured.length) return names;
+  if (structured.length < 2 && !names.length) return structured;
+  const all = structured.concat(names);
   // Array.prototype.sort is stable: findings of the same length keep their order, structured before names.
   const ordered = all.sort((a, b) => b.end - b.start - (a.end - a.start));
   const kept: PhiFinding[] = [];

@@ -17,7 +17,8 @@ const NEXT = new RegExp(`(,?)[ \\t]+([A-Z]\\.|${WORD_SRC})`, 'y');
  * What may stand before a name, as lookbehinds tried (sticky) only where a capitalised word starts: a look back from each
  * such word costs far less than a scan of the whole text for every title, label and relative.
  */
-const TITLE_BEFORE = /(?<=\b(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Doctor|Nurse|Sister)\.?[ \t]+)/y;
+const TITLES = ['Dr', 'Mr', 'Mrs', 'Ms', 'Miss', 'Mx', 'Prof', 'Doctor', 'Nurse', 'Sister'];
+const TITLE_BEFORE = new RegExp(`(?<=\\b(?:${TITLES.join('|')})\\.?[ \\t]+)`, 'y');
 const LABEL_BEFORE = new RegExp(
   `(?<=\\b(?:${[
     'patient name',
@@ -44,33 +45,35 @@ const LABEL_BEFORE = new RegExp(
   ].join('|')})[ \\t]*:[ \\t]*)`,
   'iy',
 );
-const RELATION_BEFORE = new RegExp(
-  `(?<=\\b(?:${[
-    'seen by',
-    'referred by',
-    'discussed with',
-    'spoke with',
-    'signed by',
-    'husband',
-    'wife',
-    'son',
-    'daughter',
-    'mother',
-    'father',
-    'brother',
-    'sister',
-    'spouse',
-    'partner',
-    'caregiver',
-    'grandson',
-    'granddaughter',
-    'niece',
-    'nephew',
-    'friend',
-    'named',
-  ].join('|')})(?:,[ \\t]*|[ \\t]+))`,
-  'iy',
-);
+const RELATIONS = [
+  'seen by',
+  'referred by',
+  'discussed with',
+  'spoke with',
+  'signed by',
+  'husband',
+  'wife',
+  'son',
+  'daughter',
+  'mother',
+  'father',
+  'brother',
+  'sister',
+  'spouse',
+  'partner',
+  'caregiver',
+  'grandson',
+  'granddaughter',
+  'niece',
+  'nephew',
+  'friend',
+  'named',
+];
+const RELATION_BEFORE = new RegExp(`(?<=\\b(?:${RELATIONS.join('|')})(?:,[ \\t]*|[ \\t]+))`, 'iy');
+
+/** The last letters of titles (case as written) and of relations (lower case): a word ending otherwise is neither. */
+const TITLE_ENDS = new Set(TITLES.map((w) => w.charCodeAt(w.length - 1)));
+const RELATION_ENDS = new Set(RELATIONS.map((w) => w.charCodeAt(w.length - 1)));
 
 /** What follows an eponym: "Graves disease", "Murphy's sign", "Tanner stage". */
 const EPONYM_AFTER =
@@ -85,12 +88,6 @@ const LOWER_AFTER = /^[ \t,]+[a-z]/;
 const TITLE_CASE_AFTER = /^[ \t,]+(?:of|in|for|and|the|with|on|to|a|an|at|by|or|vs\.?|after|from)[ \t]+(?:the[ \t]+)?[A-Z]/;
 
 type Context = 'strong' | 'relation' | 'none';
-
-const CONTEXTS = [
-  [LABEL_BEFORE, 'strong'],
-  [TITLE_BEFORE, 'strong'],
-  [RELATION_BEFORE, 'relation'],
-] as const;
 
 interface Word {
   text: string;
@@ -125,11 +122,21 @@ function contextAt(text: string, at: number): Context {
   // Each context ends in a space, a tab, `:` or `,` right before the name: elsewhere none of the lookbehinds can hold.
   const before = text.charCodeAt(at - 1);
   if (before !== 32 && before !== 9 && before !== 58 && before !== 44) return 'none';
-  for (const [re, context] of CONTEXTS) {
-    re.lastIndex = at;
-    if (re.test(text)) return context;
-  }
+  // The character before the spaces says which lookbehind can hold: `:` a label's, `.` or a title's last letter a title's,
+  // `,` or a relation's last letter a relation's (most words follow "the", "of", "and": none is tried).
+  let p = at - 1;
+  while (p >= 0 && (text.charCodeAt(p) === 32 || text.charCodeAt(p) === 9)) p--;
+  const c = text.charCodeAt(p);
+  if (c === 58) return holds(LABEL_BEFORE, text, at) ? 'strong' : 'none';
+  // A title and a relation end in spaces (a relation also in `,` and spaces): none stand right before the name.
+  if ((c === 46 || TITLE_ENDS.has(c)) && p < at - 1 && holds(TITLE_BEFORE, text, at)) return 'strong';
+  if ((c === 44 || RELATION_ENDS.has(c | 32)) && holds(RELATION_BEFORE, text, at)) return 'relation';
   return 'none';
+}
+
+function holds(lookbehind: RegExp, text: string, at: number): boolean {
+  lookbehind.lastIndex = at;
+  return lookbehind.test(text);
 }
 
 /** Whether the word before `at` on the same line starts with a capital. */

@@ -60,8 +60,9 @@ function startWorker(): Worker {
 }
 
 /**
- * The PHI findings of a dataset, in file order, counted into `summary`: with `workers` of 2 or more a local JSONL file
- * large enough is scanned over that many threads; anything else (JSON, CSV, parquet, a file on an SSH host) in-process.
+ * The PHI findings of a dataset, in file order and in batches (as scanDataset yields them), counted into `summary`: with
+ * `workers` of 2 or more a local JSONL file large enough is scanned over that many threads; anything else (JSON, CSV,
+ * parquet, a file on an SSH host) in-process.
  */
 export function scanForPhi(
   host: Host,
@@ -69,7 +70,7 @@ export function scanForPhi(
   summary: PhiSummary,
   opts: ScanOptions = {},
   workers = 1,
-): AsyncGenerator<PhiHit> {
+): AsyncGenerator<PhiHit[]> {
   if (host.kind !== 'local' || reader.format !== 'jsonl' || reader.size < PARALLEL_MIN_BYTES || workers < 2)
     return scanDataset(reader, summary, opts);
   return scanInWorkers(reader.path, reader.size, workers, summary, opts);
@@ -85,7 +86,7 @@ function lineStartFrom(fd: number, at: number, size: number, buf: Buffer): numbe
   return size;
 }
 
-async function* scanInWorkers(path: string, size: number, count: number, summary: PhiSummary, opts: ScanOptions): AsyncGenerator<PhiHit> {
+async function* scanInWorkers(path: string, size: number, count: number, summary: PhiSummary, opts: ScanOptions): AsyncGenerator<PhiHit[]> {
   const fd = openSync(path, 'r');
   const probe = Buffer.allocUnsafe(1 << 16);
   const pool = Array.from({ length: count }, startWorker);
@@ -134,13 +135,21 @@ async function* scanInWorkers(path: string, size: number, count: number, summary
       dispatch();
       if ('failed' in r) throw new Error(r.failed);
       summary.rows += r.rows;
-      // Rows that could not be read are reported where a reader in one thread would: before the findings of later lines.
+      // A range's findings as one batch, cut where a row could not be read: that is reported where a reader in one thread
+      // would, after the findings of earlier lines and before those of later ones.
       let m = 0;
+      let batch: PhiHit[] = [];
       for (const h of r.hits) {
-        for (; m < r.malformed.length && r.malformed[m]!.line < h.line; m++) unreadable(r.malformed[m]!, lineBase, summary, opts);
+        if (m < r.malformed.length && r.malformed[m]!.line < h.line) {
+          if (batch.length) yield batch;
+          batch = [];
+          for (; m < r.malformed.length && r.malformed[m]!.line < h.line; m++) unreadable(r.malformed[m]!, lineBase, summary, opts);
+        }
         countFinding(summary, h.category);
-        yield { ...h, line: lineBase + h.line };
+        h.line += lineBase;
+        batch.push(h);
       }
+      if (batch.length) yield batch;
       for (; m < r.malformed.length; m++) unreadable(r.malformed[m]!, lineBase, summary, opts);
       lineBase += r.lines;
     }

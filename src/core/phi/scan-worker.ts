@@ -27,7 +27,7 @@ async function scan(job: RangeJob): Promise<RangeResult> {
       out.malformed.push({ line, offset: l.start, why: errorMessage(err), complete: l.complete });
       continue;
     }
-    for (const hit of hitsIn(value, line, keys)) out.hits.push(hit);
+    hitsIn(value, line, keys, out.hits);
   }
   return out;
 }

@@ -38,16 +38,18 @@ interface Anchor {
   max: number;
   next?: string;
   ok?: (text: string, start: number, end: number) => boolean;
+  /** What a match that starts before the run opens with (char code): the pattern is not tried where it cannot start. */
+  opens?: (c: number) => boolean;
 }
 
 const isDigit = (text: string, i: number) => {
   const c = text.charCodeAt(i);
   return c >= 48 && c <= 57;
 };
-const isCapital = (text: string, i: number) => {
-  const c = text.charCodeAt(i);
-  return c >= 65 && c <= 90;
-};
+const isCapitalCode = (c: number) => c >= 65 && c <= 90;
+const isCapital = (text: string, i: number) => isCapitalCode(text.charCodeAt(i));
+/** `\s` by char code: ASCII first, the regex only for the rest (a test per run of digits costs more than the run's patterns). */
+const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13) || (c > 127 && /\s/.test(String.fromCharCode(c)));
 
 /** USPS street suffixes (Publication 28, appendix C1), spelled out and abbreviated, and the British Close. */
 const STREET_SUFFIXES = [
@@ -65,8 +67,12 @@ const STREET_SUFFIXES = [
 const STATES = 'A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY]|PR|GU|VI';
 const MONTHS =
   'Jan(?:uary|\\.)?|Feb(?:ruary|\\.)?|Mar(?:ch|\\.)?|Apr(?:il|\\.)?|May|June?|July?|Aug(?:ust|\\.)?|Sep(?:t(?:ember|\\.)?|\\.)?|Oct(?:ober|\\.)?|Nov(?:ember|\\.)?|Dec(?:ember|\\.)?';
-/** The start of a month name or its abbreviation (at a word's start: every month-name date has one). */
-const MONTH_START = /Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec/y;
+/**
+ * A month name or its abbreviation as a whole run of letters (every month-name date has one, at a word's start, and a
+ * letter after it ends no such date: "Marked", "Decreased" are ruled out before the pattern).
+ */
+const MONTH_WORD =
+  /(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)(?![A-Za-z])/y;
 const DAY = '(?:0?[1-9]|[12]\\d|3[01])(?:st|nd|rd|th)?';
 const YEAR = '(?:1[89]\\d\\d|20\\d\\d)';
 /** Words after which a bare month/day like 3/14 is a date (a score like 14/15 has none). */
@@ -97,8 +103,31 @@ function labelledNumbers(): Recogniser {
   };
 }
 
-/** What may follow the first run of digits of a phone number. */
-const SEPARATOR = /^[\s.()-]$/;
+/**
+ * Whether a phone number can start at the run of digits [d, end) or at the `+` or `(` before it (PHONE's shapes): three
+ * digits then `[\s.-]` and a digit, or `(` three digits `)`; or a 1 alone (then `(`, or `[\s.-]` and `(` or a digit) or
+ * a 1 and three digits then `[\s.-]` and a digit. Most runs (doses, scores) are ruled out here instead of by the pattern.
+ */
+function phoneStart(text: string, d: number, end: number): boolean {
+  const n = end - d;
+  const sep = text.charCodeAt(end);
+  const spaceDotDash = sep === 46 || sep === 45 || isSpace(sep);
+  if (n === 3) return (spaceDotDash && isDigit(text, end + 1)) || (sep === 41 && text.charCodeAt(d - 1) === 40);
+  if (text.charCodeAt(d) !== 49) return false;
+  if (n === 1) return sep === 40 || (spaceDotDash && (isDigit(text, end + 1) || text.charCodeAt(end + 1) === 40));
+  return n === 4 && spaceDotDash && isDigit(text, end + 1);
+}
+
+/**
+ * After a run's separator at `end`: a run of one to `max` digits, one of `seps` and a digit (the second group of an IPv4
+ * address or of a numeric date: a decimal such as 37.5 has none).
+ */
+function groupAfter(text: string, end: number, max: number, seps: string): boolean {
+  let j = end + 1;
+  while (isDigit(text, j)) j++;
+  const n = j - end - 1;
+  return n >= 1 && n <= max && isDigit(text, j + 1) && seps.includes(text[j]!);
+}
 
 /** US phone shapes: (617) 555-0142, 617-555-0142, 617.555.0142, +1 617 555 0142, with an optional extension. */
 const PHONE = '(?:\\+?1[\\s.-]?)?(?:\\(\\d{3}\\)\\s?|\\d{3}[\\s.-])\\d{3}[\\s.-]\\d{4}(?:\\s?(?:x|ext\\.?)\\s?\\d{1,5})?';
@@ -130,8 +159,8 @@ function monthDayValid(mo: string, day: string): boolean {
 function ageDigits(text: string, d: number, end: number): boolean {
   const n = end - d;
   if (n === 2 ? text[d] !== '9' : text[d] !== '1' || (text[d + 1] !== '0' && text[d + 1] !== '1')) return false;
-  const next = text[end] ?? '';
-  return next === '-' || next === 'y' || next === 'Y' || /\s/.test(next);
+  const next = text.charCodeAt(end);
+  return next === 45 || next === 121 || next === 89 || isSpace(next);
 }
 
 /** After the spaces after the number, a capital or a digit (a street name, a direction or an ordinal: "42 Elm", "9 N."). */
@@ -141,7 +170,7 @@ function wordAfterSpaces(text: string, _: number, end: number): boolean {
   return isCapital(text, i) || isDigit(text, i);
 }
 
-const RECOGNISERS: Recogniser[] = [
+const RECOGNISERS = sameShapes([
   { category: 'email', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/y, at: true },
   {
     category: 'url',
@@ -152,7 +181,7 @@ const RECOGNISERS: Recogniser[] = [
     category: 'ip',
     pattern: /\b(?:\d{1,3}\.){3}\d{1,3}\b(?!\.\d)/y,
     valid: ipv4Valid,
-    anchor: { lead: 0, min: 1, max: 3, next: '.', ok: (t, _, end) => isDigit(t, end + 1) },
+    anchor: { lead: 0, min: 1, max: 3, next: '.', ok: (t, _, end) => groupAfter(t, end, 3, '.') },
   },
   { category: 'ip', pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi, gate: (_, c) => c.hexColon },
   // Fax before phone: the same number shape after a fax label is a fax.
@@ -173,7 +202,14 @@ const RECOGNISERS: Recogniser[] = [
   {
     category: 'phone',
     pattern: new RegExp(`(?<![\\w/])${PHONE}(?![\\w/])`, 'y'),
-    anchor: { lead: 1, min: 1, max: 4, ok: (t, d, end) => SEPARATOR.test(t[end] ?? '') && (end - d === 3 || t[d] === '1') },
+    anchor: {
+      lead: 1,
+      min: 1,
+      max: 4,
+      ok: phoneStart,
+      // Before a run (a non-digit), a phone number can only open with `+` or `(`.
+      opens: (c) => c === 43 || c === 40,
+    },
   },
   // Numbers a label names: medical record / account, plan and beneficiary, licence, device.
   labelledNumbers(),
@@ -181,13 +217,13 @@ const RECOGNISERS: Recogniser[] = [
     category: 'licence',
     pattern: /\b[ABCDEFGHJKLMPRSTUX][A-Z]\d{7}\b/y,
     valid: deaValid,
-    anchor: { lead: 2, min: 7, max: 7, ok: (t, d) => isCapital(t, d - 1) },
+    anchor: { lead: 2, min: 7, max: 7, ok: (t, d) => isCapital(t, d - 1), opens: isCapitalCode },
   },
   // Unlabelled record numbers: a letter prefix and six or more digits (MR0048213, MRN-00482), or eight to ten digits in text.
   {
     category: 'mrn',
     pattern: /\b[A-Z]{1,4}-?\d{6,10}\b/y,
-    anchor: { lead: 5, min: 6, max: 10, ok: (t, d) => isCapital(t, d - 1) || t[d - 1] === '-' },
+    anchor: { lead: 5, min: 6, max: 10, ok: (t, d) => isCapital(t, d - 1) || t[d - 1] === '-', opens: isCapitalCode },
   },
   {
     // Not a string that is the number alone: that is a row's own id (a PubMed id in `extra_info.id`), not a patient's.
@@ -200,7 +236,7 @@ const RECOGNISERS: Recogniser[] = [
   {
     category: 'date',
     pattern: /(?<![\d.])\b(0?[1-9]|1[0-2])[/.-](0?[1-9]|[12]\d|3[01])[/.-](\d{4}|\d{2})\b(?![/.-]\d)/y,
-    anchor: { lead: 0, min: 1, max: 2, next: '/.-', ok: (t, _, end) => isDigit(t, end + 1) },
+    anchor: { lead: 0, min: 1, max: 2, next: '/.-', ok: (t, _, end) => groupAfter(t, end, 2, '/.-') },
   },
   {
     // ISO 8601, with its time and zone when it has them (2023-04-01T10:00:00.000Z, 2023-04-01 10:00): the whole timestamp is
@@ -265,8 +301,35 @@ const RECOGNISERS: Recogniser[] = [
     group: 1,
     keywords: ['zip', 'postal code'],
   },
-  { category: 'zip', pattern: /\b\d{5}-\d{4}\b/y, anchor: { lead: 0, min: 5, max: 5, next: '-', ok: (t, _, end) => isDigit(t, end + 1) } },
-];
+  {
+    category: 'zip',
+    pattern: /\b\d{5}-\d{4}\b/y,
+    anchor: { lead: 0, min: 5, max: 5, next: '-', ok: (t, _, end) => isDigit(t, end + 1) },
+  },
+]);
+
+/**
+ * A recogniser with every field present, in one order (absent ones undefined), and so its anchor. The loops below read
+ * these fields off every recogniser for every candidate: objects of one shape keep those reads monomorphic, where a shape
+ * per recogniser made them cost more than the checks they feed (a string with nothing in it, an id or a source name, took
+ * three times as long).
+ */
+function sameShapes(recognisers: Recogniser[]): Recogniser[] {
+  return recognisers.map((r) => {
+    const a = r.anchor;
+    return {
+      category: r.category,
+      pattern: r.pattern,
+      group: r.group,
+      valid: r.valid,
+      anchor: a && { lead: a.lead, min: a.min, max: a.max, next: a.next, ok: a.ok, opens: a.opens },
+      keywords: r.keywords,
+      at: r.at,
+      month: r.month,
+      gate: r.gate,
+    };
+  });
+}
 
 /** Before a run of digits: `, MA ` (a state code after a comma), as a city before a ZIP code needs. */
 const STATE_BEFORE = /(?<=,[ \t]*[A-Z]{2}[ \t]+)/y;
@@ -284,16 +347,33 @@ function cityBeforeZip(text: string, c: Candidates): boolean {
 const KEYWORDS = keywordPass(RECOGNISERS.flatMap((r) => r.keywords ?? []));
 /** What an email address's part before the `@` is made of. */
 const ADDRESS_CHAR = /[A-Za-z0-9._%+-]/;
-const WORD_CHAR = /\w/;
+/** `\w`. */
+const isWordCode = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+/**
+ * What may follow a day number's digits in a month-name date: a space (`3 March`, `3 of March`), `-` (`03-Mar-2020`) or
+ * an ordinal's first letter (`3rd`). Where the digit run goes on, the day cannot end there either.
+ */
+const dayEnds = (c: number) => c === 45 || c === 115 || c === 110 || c === 114 || c === 116 || isSpace(c);
 
 /** Reused by every call, by recogniser: its findings, and where its next match may start (after its last match). */
 const foundBy: PhiFinding[][] = RECOGNISERS.map(() => []);
 const fromBy: number[] = RECOGNISERS.map(() => 0);
+/**
+ * The recognisers that found something in this call: only their lists are cleared and read (most strings, an id or a
+ * source name, have no finding, and clearing and reading all the lists was much of the cost of scanning them).
+ */
+const foundIn: number[] = [];
 /** By a run's length (11 for longer): the recognisers whose anchor takes a run of that many digits. */
 const ANCHORED_BY_LENGTH = Array.from({ length: 12 }, (_, n) =>
   RECOGNISERS.flatMap((r, i) => (r.anchor && n >= r.anchor.min && n <= r.anchor.max ? [i] : [])),
 );
-const KEYWORDED = RECOGNISERS.flatMap((r, i) => (r.keywords ? [i] : []));
+/**
+ * By the lower-case char code of a keyword's first letter: the recognisers with a keyword that starts with it (one or
+ * two), so a keyword's start is tried with those only instead of every recogniser that starts with a word.
+ */
+const KEYWORDED_BY_FIRST = Array.from({ length: 128 }, (_, c) =>
+  RECOGNISERS.flatMap((r, i) => (r.keywords?.some((k) => k.split('|').some((w) => w[0]!.toLowerCase().charCodeAt(0) === c)) ? [i] : [])),
+);
 
 /** Tries recogniser `i` (sticky) at `at`; a match it accepts is kept, and the next is looked for from its end. */
 function tryAt(i: number, text: string, at: number): boolean {
@@ -310,6 +390,7 @@ function found(i: number, m: RegExpExecArray): void {
   const r = RECOGNISERS[i]!;
   const value = (r.group ? m[r.group] : m[0]) ?? '';
   const start = r.group ? m.index + m[0].lastIndexOf(value) : m.index;
+  if (!foundBy[i]!.length) foundIn.push(i);
   foundBy[i]!.push({ category: typeof r.category === 'string' ? r.category : r.category(m), start, end: start + value.length });
 }
 
@@ -319,11 +400,11 @@ function found(i: number, m: RegExpExecArray): void {
  * match of it can start, in order, and after a match from its end on.
  */
 export function findStructured(text: string, c: Candidates): PhiFinding[] {
-  for (let i = 0; i < RECOGNISERS.length; i++) {
-    // Only where needed: setting an array's length costs more than reading it.
-    if (foundBy[i]!.length) foundBy[i]!.length = 0;
-    fromBy[i] = 0;
+  if (foundIn.length) {
+    for (const i of foundIn) foundBy[i]!.length = 0;
+    foundIn.length = 0;
   }
+  fromBy.fill(0);
   // Numbers: from each run of digits that the recogniser's anchor accepts.
   const { runs } = c;
   for (let k = 0; k < runs.length; k += 2) {
@@ -333,7 +414,10 @@ export function findStructured(text: string, c: Candidates): PhiFinding[] {
     for (const i of ANCHORED_BY_LENGTH[Math.min(end - d, 11)]!) {
       const a = RECOGNISERS[i]!.anchor!;
       if (d < fromBy[i]! || (a.next !== undefined && !a.next.includes(next)) || (a.ok && !a.ok(text, d, end))) continue;
-      for (let at = Math.max(fromBy[i]!, d - a.lead); at <= d; at++) if (tryAt(i, text, at)) at = fromBy[i]! - 1;
+      for (let at = Math.max(fromBy[i]!, d - a.lead); at <= d; at++) {
+        if (at < d && a.opens && !a.opens(text.charCodeAt(at))) continue;
+        if (tryAt(i, text, at)) at = fromBy[i]! - 1;
+      }
     }
   }
   // Patterns that start with a word: where one of their words starts (the pass is restarted past each start, so a word
@@ -343,7 +427,7 @@ export function findStructured(text: string, c: Candidates): PhiFinding[] {
   while ((k = KEYWORDS.exec(text)) !== null) {
     const at = k.index;
     KEYWORDS.lastIndex = at + 1;
-    for (const i of KEYWORDED) if (at >= fromBy[i]!) tryAt(i, text, at);
+    for (const i of KEYWORDED_BY_FIRST[text.charCodeAt(at) | 32]!) if (at >= fromBy[i]!) tryAt(i, text, at);
   }
   for (let i = 0; i < RECOGNISERS.length; i++) {
     const r = RECOGNISERS[i]!;
@@ -366,7 +450,9 @@ export function findStructured(text: string, c: Candidates): PhiFinding[] {
     }
   }
   const out: PhiFinding[] = [];
-  for (const list of foundBy) for (const f of list) out.push(f);
+  // By recogniser, as a scan of each pattern in turn finds them (findPhi's sort keeps this order among equal lengths).
+  if (foundIn.length > 1) foundIn.sort((a, b) => a - b);
+  for (const i of foundIn) for (const f of foundBy[i]!) out.push(f);
   return out;
 }
 
@@ -393,7 +479,8 @@ function monthDates(i: number, text: string, c: Candidates): void {
   if (!monthStarts.length) return;
   for (let k = 0; k < runs.length; k += 2) {
     const d = runs[k]!;
-    if (runs[k + 1]! - d <= 2 && (d === 0 || !WORD_CHAR.test(text[d - 1]!))) monthStarts.push(d);
+    if (runs[k + 1]! - d <= 2 && (d === 0 || !isWordCode(text.charCodeAt(d - 1))) && dayEnds(text.charCodeAt(runs[k + 1]!)))
+      monthStarts.push(d);
   }
   monthStarts.sort((a, b) => a - b);
   for (const at of monthStarts) if (at >= fromBy[i]!) tryAt(i, text, at);
@@ -404,6 +491,6 @@ const MONTH_INITIALS = new Set([65, 68, 70, 74, 77, 78, 79, 83]);
 
 function isMonthAt(text: string, at: number): boolean {
   if (!MONTH_INITIALS.has(text.charCodeAt(at))) return false;
-  MONTH_START.lastIndex = at;
-  return MONTH_START.test(text);
+  MONTH_WORD.lastIndex = at;
+  return MONTH_WORD.test(text);
 }

@@ -45,8 +45,8 @@ export class PhiScans implements vscode.Disposable {
     const reader = await openDatasetForPhi(host, ref.path);
     const timer = setInterval(() => opts.onProgress?.(summary.rows), PROGRESS_MS);
     try {
-      for await (const _hit of scanForPhi(host, reader, summary, { signal: opts.signal })) {
-        // Each hit is dropped at once: only the summary's counts are kept.
+      for await (const _hits of scanForPhi(host, reader, summary, { signal: opts.signal })) {
+        // Each batch of hits is dropped at once: only the summary's counts are kept.
       }
     } finally {
       clearInterval(timer);

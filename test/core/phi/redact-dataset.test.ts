@@ -153,7 +153,8 @@ describe('phi redact of datasets', () => {
     );
     const summary = newPhiSummary();
     const hits = [];
-    for await (const h of scanDataset(await openDataset(host, src), summary)) hits.push(`${h.line} ${h.field} ${h.category} ${h.text}`);
+    for await (const batch of scanDataset(await openDataset(host, src), summary))
+      for (const h of batch) hits.push(`${h.line} ${h.field} ${h.category} ${h.text}`);
     assert.deepEqual(hits, ['1 admitted date 2023-04-01T10:05:00.000Z', '2 admitted date 2024-12-25T00:00:00.000Z']);
     const out = join(dir, 'admissions.out.parquet');
     const s = await redactDataset(host, src, out);

@@ -17,8 +17,8 @@ async function phones(file: string) {
   const summary = newPhiSummary();
   const unreadable: string[] = [];
   const hits: PhiHit[] = [];
-  for await (const h of scanDataset(await openDatasetForPhi(host, file), summary, { onUnreadable: (p) => unreadable.push(p) }))
-    if (h.category === 'phone') hits.push(h);
+  for await (const batch of scanDataset(await openDatasetForPhi(host, file), summary, { onUnreadable: (p) => unreadable.push(p) }))
+    hits.push(...batch.filter((h) => h.category === 'phone'));
   return {
     hits: hits.map((h) => [h.line, h.field, h.text, h.start, h.end]),
     keyed: hits.map((h) => [h.line, h.field, h.text, h.start, h.end, h.key ?? false]),

@@ -14,7 +14,8 @@ async function scanned(scan: typeof scanDataset | 'workers', path: string) {
   const summary = newPhiSummary();
   const events: (PhiHit | string)[] = [];
   const opts = { onUnreadable: (p: string) => events.push(p) };
-  for await (const h of scan === 'workers' ? scanForPhi(host, reader, summary, opts, 2) : scan(reader, summary, opts)) events.push(h);
+  for await (const hits of scan === 'workers' ? scanForPhi(host, reader, summary, opts, 2) : scan(reader, summary, opts))
+    events.push(...hits);
   return { events, summary };
 }
 

@@ -29,8 +29,8 @@ describe('phi scan and redact on a real SSH host (sshd on loopback)', () => {
   it('scans the file where it lives, line and field of each phone', async () => {
     const summary = newPhiSummary();
     const hits = [];
-    for await (const h of scanDataset(await openDatasetForPhi(host, '~/phi/notes.jsonl'), summary))
-      if (h.category === 'phone') hits.push([h.line, h.field, h.text]);
+    for await (const batch of scanDataset(await openDatasetForPhi(host, '~/phi/notes.jsonl'), summary))
+      for (const h of batch) if (h.category === 'phone') hits.push([h.line, h.field, h.text]);
     assert.deepEqual(hits, [
       [1501, 'prompt[0].content', PHONES[0]],
       [3000, 'reward_model.ground_truth', PHONES[1]],
