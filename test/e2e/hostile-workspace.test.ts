@@ -4,7 +4,16 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { codeServerForSuite, focusPane, openMedrlContainer, pane, openFile, runCommand, screenshot } from './harness/code-server';
+import {
+  codeServerForSuite,
+  fillQuickInput,
+  focusPane,
+  openMedrlContainer,
+  pane,
+  openFile,
+  runCommand,
+  screenshot,
+} from './harness/code-server';
 import { leaks, makeHostileWorkspace } from '../integration/hardening/hostile-workspace-fixture';
 
 /** Everything the page shows, its webviews' frames included, and the extension's log. */
@@ -16,9 +25,7 @@ async function shown(page: Page, log: string): Promise<string> {
 /** Whether the palette offers a command (typed as a user does); closes the palette. */
 async function inPalette(page: Page, title: string): Promise<boolean> {
   await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(`>${title}`);
+  await fillQuickInput(page, `>${title}`);
   const found = await page
     .locator('.quick-input-list .monaco-list-row', { hasText: title })
     .first()

@@ -198,6 +198,21 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return file;
 }
 
+/**
+ * Puts `text` in the open quick input (the palette, Quick Open, a save dialog). Not typed: when something takes the focus
+ * just then (a webview loading, a tree connecting a host), the palette hides and typed text goes to the editor (CI saw
+ * `>MedRL: Submit Run Spec` written into the spec it then submitted). Set on the input itself, it can go nowhere else;
+ * the `input` event is what the quick input listens to.
+ */
+export async function fillQuickInput(page: Page, text: string): Promise<void> {
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 5000 });
+  await input.evaluate((el: HTMLInputElement, value: string) => {
+    el.value = value;
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  }, text);
+}
+
 /** Runs a command from the command palette, as a user does. */
 export async function runCommand(page: Page, title: string): Promise<void> {
   // The palette lists what the context allows when it opens (e.g. `resourceLangId` of a file just opened): if the command
@@ -212,7 +227,7 @@ export async function runCommand(page: Page, title: string): Promise<void> {
     await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => page.keyboard.press('Escape'));
     await page.keyboard.press('F1');
     try {
-      await input.fill(`>${title}`, { timeout: 5000 });
+      await fillQuickInput(page, `>${title}`);
       await page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: title }).first().click({ timeout: 10_000 });
       return;
     } catch (err) {
@@ -299,7 +314,7 @@ export async function answerSaveDialog(page: Page, path: string, defaultName: st
   let held = '';
   for (const deadline = Date.now() + 15_000; held !== path;) {
     if (Date.now() > deadline) throw new Error(`the save dialog holds ${held}, not ${path}`);
-    await input.fill(path);
+    await fillQuickInput(page, path);
     await page.waitForTimeout(300);
     held = await input.inputValue();
   }
@@ -309,7 +324,7 @@ export async function answerSaveDialog(page: Page, path: string, defaultName: st
 /** Opens a workspace file by name through Quick Open (Ctrl+P), as a user does, and waits for its editor tab. */
 export async function openFile(page: Page, name: string): Promise<void> {
   await page.keyboard.press('Control+P');
-  await page.locator('.quick-input-widget input').fill(name);
+  await fillQuickInput(page, name);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
   await page.keyboard.press('Enter');
   await page.locator('.tab', { hasText: name }).waitFor();

@@ -140,7 +140,12 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
     const { record } = await submitRun(request(ws, host, spec, text));
     assert.equal((await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost'], 60_000)).state, 'succeeded');
     // A process group whose one member has exited and is a zombie: its parent (exec'd into sleep) never waits for it.
-    const parent = spawn('sh', ['-c', 'setsid sh -c "exit 0" & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The member exits only once its parent is sleep: a shell still running could reap it first (seen under load).
+    const parent = spawn(
+      'sh',
+      ['-c', `setsid sh -c 'until [ "$(cat /proc/$PPID/comm)" = sleep ]; do sleep 0.02; done' & echo $!; exec sleep 30`],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     try {
       const zombie = Number((await new Promise<Buffer>((r) => parent.stdout.once('data', r))).toString().trim());
       for (
