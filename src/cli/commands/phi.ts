@@ -137,9 +137,10 @@ export const phiRedactCommand: Command = {
   details: [
     'OUT is written on the same host as FILE, readable by you only (0600), under a temporary name renamed when complete; it',
     'cannot be FILE itself. JSONL, JSON and CSV keep every byte but the strings that held PHI, keys and column names too (key',
-    'order, spacing, number spelling, escapes; a redacted key that would repeat another is numbered: [NAME] 2); parquet keeps its schema, row groups and every value, but its pages are encoded anew. A row that',
-    'cannot be read stops the redaction with its line, and nothing is written. Prints the rows written and the counts per',
-    'category, never the text found.',
+    'order, spacing, number spelling, escapes; a redacted key that would repeat another is numbered: [NAME] 2); parquet',
+    'keeps its schema, row groups and every value, but its pages are encoded anew. A row that cannot be read stops the',
+    'redaction with its line, and nothing is written. Prints the rows written and the counts per category, never the text',
+    'found.',
     'Example: medrl phi redact data/notes.jsonl --out data/notes.redacted.jsonl',
   ].join('\n'),
   options: { ...OPTIONS, out: { type: 'string', short: 'o' } },

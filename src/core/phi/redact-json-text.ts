@@ -28,8 +28,7 @@ export function redactJsonText(raw: string, onFinding: (category: PhiCategory) =
       if (c === OPEN_BRACE) objects.push({ start: k });
       else if (c === CLOSE_BRACE) objects.pop();
     }
-    let j = i + 1;
-    while (j < raw.length && raw.charCodeAt(j) !== QUOTE) j += raw.charCodeAt(j) === BACKSLASH ? 2 : 1;
+    const j = literalEnd(raw, i);
     const original = JSON.parse(raw.slice(i, j + 1)) as string;
     const { text, categories } = redactText(original);
     let replacement = categories.length ? text : undefined;
@@ -63,13 +62,19 @@ function keysOf(raw: string, start: number): Set<string> {
     else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       if (--depth === 0) break;
     } else if (c === QUOTE) {
-      let j = k + 1;
-      while (j < raw.length && raw.charCodeAt(j) !== QUOTE) j += raw.charCodeAt(j) === BACKSLASH ? 2 : 1;
+      const j = literalEnd(raw, k);
       if (depth === 1 && isKey(raw, j + 1)) keys.add(JSON.parse(raw.slice(k, j + 1)) as string);
       k = j;
     }
   }
   return keys;
+}
+
+/** Where the string literal whose opening quote is at `i` closes (its closing quote). */
+function literalEnd(raw: string, i: number): number {
+  let j = i + 1;
+  while (j < raw.length && raw.charCodeAt(j) !== QUOTE) j += raw.charCodeAt(j) === BACKSLASH ? 2 : 1;
+  return j;
 }
 
 /** Whether the literal that ended just before `at` is an object key (the next non-space character is `:`). */

@@ -3,7 +3,7 @@ import type { DatasetReader } from '../datasets/dataset-reader';
 import { openDataset } from '../datasets/open-dataset';
 import { errorMessage } from '../errors/located-error';
 import { findPhi } from './find-phi';
-import type { PhiCategory, PhiCounts } from './phi-categories';
+import type { PhiCategory, PhiCounts, PhiFinding } from './phi-categories';
 import { stringsIn } from './value-strings';
 
 /** One identifier found in a dataset: where (1-based line, or row for parquet; field path) and what. */
@@ -104,7 +104,7 @@ export class CleanKeys {
   private readonly seen = new Set<string>();
 
   /** The findings in `key`, or none if it was found clean before in this scan. */
-  findings(key: string): ReturnType<typeof findPhi> {
+  findings(key: string): PhiFinding[] {
     if (this.seen.has(key)) return [];
     const found = findPhi(key);
     if (!found.length && this.seen.size < MAX_CLEAN_KEYS) this.seen.add(key);
@@ -116,28 +116,22 @@ const MAX_CLEAN_KEYS = 4096;
 
 /** Every PHI finding in every string of one row's value (and in its object keys, given `keys`), in order, into `out`. */
 export function hitsIn(value: unknown, line: number, keys?: CleanKeys, out: PhiHit[] = []): PhiHit[] {
-  for (const { field, text, key } of stringsIn(value, keys !== undefined)) {
-    const found = key ? keys!.findings(text) : findPhi(text);
-    for (const f of found) {
-      const hit: PhiHit = {
-        line,
-        field: field || '(row)',
-        category: f.category,
-        text: text.slice(f.start, f.end),
-        start: f.start,
-        end: f.end,
-      };
-      if (key) hit.key = key;
-      out.push(hit);
-    }
-  }
+  for (const { field, text, key } of stringsIn(value, keys !== undefined))
+    addHits(out, key ? keys!.findings(text) : findPhi(text), text, line, field || '(row)', key);
   return out;
 }
 
 /** The findings in a name (a CSV column's, a JSON file's row key), as found in a key, into `out`. */
 function hitsInKey(text: string, line: number, field: string, out: PhiHit[]): void {
-  for (const f of findPhi(text))
-    out.push({ line, field, category: f.category, text: text.slice(f.start, f.end), start: f.start, end: f.end, key: true });
+  addHits(out, findPhi(text), text, line, field, true);
+}
+
+function addHits(out: PhiHit[], found: PhiFinding[], text: string, line: number, field: string, key: true | undefined): void {
+  for (const f of found) {
+    const hit: PhiHit = { line, field, category: f.category, text: text.slice(f.start, f.end), start: f.start, end: f.end };
+    if (key) hit.key = key;
+    out.push(hit);
+  }
 }
 
 /** A CSV column's name as a field path; an empty header cell by its 1-based place. */
