@@ -1,5 +1,10 @@
 import { BLOCK_ROWS as BLOCK, processBlockSpill, type BlockSpill, type SpillOwner } from './block-spill';
 
+/** Where a column restored from a metrics cache file reads its blocks that were never changed since (read-only). */
+export interface BlockSource {
+  read(k: number, into: Uint32Array): void;
+}
+
 /**
  * "Not logged" is a NaN with its own payload, written and compared through a Uint32 view of the same memory, so that a
  * logged NaN (a diverging loss: a value the user must see) stays apart from a missing value. Words are little-endian
@@ -37,7 +42,40 @@ export class Float64Column implements SpillOwner {
   /** The first row changed since `takeChangedFrom` (rows added at the end do not count): what a pyramid must redo. */
   private changedFrom = Infinity;
 
+  /** Blocks never changed since the column was restored from a cache file are read from there (they never spill). */
+  private backing: BlockSource | undefined;
+
   constructor(private readonly spill: BlockSpill = processBlockSpill) {}
+
+  /**
+   * A column of `length` rows in `blocks` blocks whose words are in `source` (a metrics cache file): nothing is read
+   * until a row is, and a block read back goes away again without being written when the budget needs its memory.
+   */
+  static restored(source: BlockSource, length: number, blocks: number, spill: BlockSpill = processBlockSpill): Float64Column {
+    const col = new Float64Column(spill);
+    col.backing = source;
+    col.length = length;
+    for (let k = 0; k < blocks; k++) {
+      col.blocks.push(null);
+      col.words.push(null);
+      col.slots.push(-1);
+      col.dirty.push(false);
+    }
+    return col;
+  }
+
+  /** Blocks the column has (its last one partly filled with "not logged"). */
+  get blockCount(): number {
+    return this.blocks.length;
+  }
+
+  /** Copies block k's words into `into`, wherever the block is, without making it resident (a cache writer's read). */
+  copyBlock(k: number, into: Uint32Array): void {
+    const words = this.words[k];
+    if (words) into.set(words);
+    else if (this.slots[k]! >= 0) this.spill.read(this.slots[k]!, into);
+    else this.backing!.read(k, into);
+  }
 
   get(i: number): number {
     if (i >= this.length) return NaN;
@@ -65,6 +103,8 @@ export class Float64Column implements SpillOwner {
     if (i < this.length) this.beforeOverwrite(i);
     else {
       if (this.blocks.length * BLOCK <= i) this.grow(i);
+      // A restored column's last block is read only when a row is added to it.
+      else if (this.blocks[i >>> 13] === null) this.beforeOverwrite(i);
       this.length = i + 1;
     }
     if (Number.isNaN(v)) this.setWords(i, 0, QNAN_HI);
@@ -130,7 +170,8 @@ export class Float64Column implements SpillOwner {
   /** Reads spilled block k back (making room first, so that k itself is not what goes). */
   private load(k: number): Float64Array {
     const words = this.spill.makeRoom() ?? new Uint32Array(BLOCK * 2);
-    this.spill.read(this.slots[k]!, words);
+    if (this.slots[k]! >= 0) this.spill.read(this.slots[k]!, words);
+    else this.backing!.read(k, words);
     const block = new Float64Array(words.buffer);
     this.words[k] = words;
     this.blocks[k] = block;

@@ -17,6 +17,13 @@ export type { Framework } from './headline-defs';
 import type { Framework } from './headline-defs';
 import { errorMessage } from '../errors/located-error';
 
+/** What a metrics cache file keeps of a parse besides its series: all a parser needs to go on from the cached offset. */
+export interface ParserState {
+  framework: Framework | undefined;
+  seen: Array<'console' | 'jsonl'>;
+  missing: ReturnType<MissingValues['toJSON']>;
+}
+
 /** A line that looked like metrics but was (partly) unreadable: where it starts (byte offset) and why. */
 export interface LineProblem {
   offset: number;
@@ -66,6 +73,24 @@ export class MetricLogParser {
   markers(): string[] {
     if (this.seen.size !== 1) return METRIC_LINE_MARKERS;
     return this.seen.has('console') ? ['step:'] : this.seen.has('jsonl') ? ['"step"'] : TRL_MARKERS;
+  }
+
+  /**
+   * The state to keep in a metrics cache file, or undefined when it cannot be kept: problems (their messages quote the
+   * log, and a cache holds no text of it), a torn step line waiting for its rest, or TRL dicts (their steps depend on
+   * progress bars drawn around them).
+   */
+  cacheState(): ParserState | undefined {
+    if (this.problems.length > 0 || this.droppedProblems > 0 || this.tornStep !== undefined) return undefined;
+    if (this.seen.has('trl') || this.trl.hasPending || this.trl.bar !== undefined) return undefined;
+    return { framework: this.framework, seen: [...this.seen] as ParserState['seen'], missing: this.missing.toJSON() };
+  }
+
+  /** Goes on from a cached parse (a fresh parser, whose series took the cached one). */
+  restore(state: ParserState): void {
+    this.framework = state.framework;
+    for (const k of state.seen) this.seen.add(k);
+    this.missing.restore(state.missing);
   }
 
   /**

@@ -24,6 +24,21 @@ export class MetricSeries {
     return this.steps.length;
   }
 
+  /** Takes a run's steps, times seen and columns as a metrics cache file held them; only an empty series can. */
+  adopt(steps: number[], observed: number[], cols: Array<[string, Float64Column]>): void {
+    if (this.steps.length > 0 || this.cols.size > 0) throw new Error('a metric series that holds steps cannot take cached ones');
+    // One at a time: spreading a million steps into push would pass a million arguments.
+    for (const step of steps) this.steps.push(step);
+    for (const t of observed) this.observed.push(t);
+    for (const [k, col] of cols) this.cols.set(k, col);
+    this.revision += steps.length;
+  }
+
+  /** When each row was seen being written (NaN where it was not), for a metrics cache file. */
+  observedTimes(): readonly number[] {
+    return this.observed;
+  }
+
   metricNames(): string[] {
     return [...this.cols.keys()].sort();
   }

@@ -5,6 +5,7 @@ import { MetricSeries } from './metric-series';
 import { MetricLogParser, type Framework, type LineProblem } from './metric-log-parser';
 import { parseTrainerState } from './trl-trainer-state';
 import { MissingValues } from './missing-values';
+import type { MetricsCache } from './metrics-cache';
 
 /** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
 const CHUNK = 4 << 20;
@@ -43,11 +44,15 @@ export class MetricsFollower {
   private stateStamp = '';
   private stateProblems: Problem[] = [];
   private stateMissing = new MissingValues();
+  /** Whether the cache was looked in (once, before the first read), and the offset its file holds. */
+  private cacheLooked = false;
+  private cachedOffset = 0;
 
   constructor(
     readonly host: Host,
     readonly path: string,
     series = new MetricSeries(),
+    private readonly cache?: MetricsCache,
   ) {
     this.parser = new MetricLogParser(series);
   }
@@ -75,9 +80,14 @@ export class MetricsFollower {
    */
   async poll(opts: PollOptions = {}): Promise<PollResult> {
     if (this.isTrainerState) return this.pollTrainerState();
+    if (this.cache && !this.cacheLooked) await this.restoreCached(this.cache);
     const size = (await this.host.stat(this.path)).size;
     const restarted = size < this.offset;
-    if (restarted) this.offset = 0;
+    if (restarted) {
+      this.offset = 0;
+      // The series keeps the earlier points, which a parse of the new file would not have: not a parse to keep.
+      this.cachedOffset = Infinity;
+    }
     const now = opts.live ? Date.now() : undefined;
     const from = this.offset;
     let steps = 0;
@@ -126,6 +136,7 @@ export class MetricsFollower {
       }
     }
     if (more) return { steps, restarted, more };
+    if (this.cache) await this.saveCached(this.cache, opts.final === true);
     if (opts.final) {
       if (this.parser.flush() !== undefined) steps++;
     } else if (this.parser.pendingTrl && size > this.offset) {
@@ -134,6 +145,32 @@ export class MetricsFollower {
       if (this.parser.peekBars(tail.toString('utf8')) !== undefined) steps++;
     }
     return { steps, restarted, more };
+  }
+
+  /** Before the first read: takes the cached parse of this log, if any, and reads on from its offset. */
+  private async restoreCached(cache: MetricsCache): Promise<void> {
+    this.cacheLooked = true;
+    if (this.offset > 0 || this.series.length > 0) return; // a run's second source adds to what the first gave
+    const hit = await cache.load(this.host, this.path);
+    if (!hit) return;
+    this.series.adopt(hit.steps, hit.observed, hit.columns);
+    this.parser.restore(hit.parser);
+    this.offset = this.cachedOffset = hit.offset;
+  }
+
+  /**
+   * Keeps the parse so far once the log has been read to its end: a big log the first time, then as it grows by a
+   * quarter (so a live run's file is rewritten a few times, not every poll), and when the run has ended.
+   */
+  private async saveCached(cache: MetricsCache, final: boolean): Promise<void> {
+    const grown = this.offset - this.cachedOffset;
+    if (this.offset < cache.minLogBytes || grown <= 0 || (!final && grown < this.cachedOffset / 4)) return;
+    const state = this.parser.cacheState();
+    if (!state) return;
+    // Also when the write fails (the cache reported it): not tried again until the log has grown as much again.
+    const at = this.offset;
+    await cache.save(this.host, this.path, at, this.series, state);
+    this.cachedOffset = at;
   }
 
   private async pollTrainerState(): Promise<PollResult> {

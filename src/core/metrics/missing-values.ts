@@ -1,3 +1,9 @@
+export interface MissingEntry {
+  count: number;
+  steps: number[];
+  last: number;
+}
+
 /** How many steps a note lists before it shortens to a count. */
 const LISTED_STEPS = 5;
 
@@ -7,7 +13,17 @@ const LISTED_STEPS = 5;
  * per metric, with how many and at which steps, instead of a warning per line or nothing at all.
  */
 export class MissingValues {
-  private readonly byKey = new Map<string, { count: number; steps: number[]; last: number }>();
+  private readonly byKey = new Map<string, MissingEntry>();
+
+  /** What a metrics cache file keeps (metric names, counts and steps: no text of the log). */
+  toJSON(): Array<[string, MissingEntry]> {
+    return [...this.byKey];
+  }
+
+  /** Takes what `toJSON` gave, into an empty one. */
+  restore(entries: Array<[string, MissingEntry]>): void {
+    for (const [k, m] of entries) this.byKey.set(k, { count: m.count, steps: [...m.steps], last: m.last });
+  }
 
   /** A value of `key` at `step` was None (JSON `null` is Python's None as json.dumps writes it). */
   add(key: string, step: number): void {

@@ -6,6 +6,7 @@ import { MetricsFollower, type PollOptions, type PollResult } from './metrics-fo
 import type { Problem } from '../errors/located-error';
 import type { Framework } from './metric-log-parser';
 import { errorMessage } from '../errors/located-error';
+import type { MetricsCache } from './metrics-cache';
 
 /** A run folder on a host (the runs feature's contract): where its metrics are. */
 interface RunRef {
@@ -84,6 +85,7 @@ export class RunMetrics {
   constructor(
     readonly host: Host,
     readonly run: RunRef,
+    private readonly cache?: MetricsCache,
   ) {
     this.series = new MetricSeries();
     this.framework = run.framework;
@@ -104,7 +106,7 @@ export class RunMetrics {
       const where = await locateRunMetrics(this.host, { ...this.run, framework: this.framework });
       if (!where) return { steps: 0, restarted: false, more: false };
       this.framework ??= where.framework;
-      if (where.path !== this.follower?.path) this.follower = new MetricsFollower(this.host, where.path, this.series);
+      if (where.path !== this.follower?.path) this.follower = new MetricsFollower(this.host, where.path, this.series, this.cache);
     }
     const r = await this.follower.poll(opts);
     this.framework ??= this.follower.framework;
@@ -139,9 +141,16 @@ export interface MetricsSource {
   ended?(): Promise<boolean>;
 }
 
-/** A run folder (when `path` is a folder) or a single metrics file on a host. */
-export async function openMetricsSource(host: Host, path: string, opts: { framework?: Framework } = {}): Promise<MetricsSource> {
+/**
+ * A run folder (when `path` is a folder) or a single metrics file on a host. With a cache, a big log read before is
+ * taken from it and read on from where that read stopped.
+ */
+export async function openMetricsSource(
+  host: Host,
+  path: string,
+  opts: { framework?: Framework; cache?: MetricsCache } = {},
+): Promise<MetricsSource> {
   const st = await host.stat(path);
-  if (st.kind === 'directory') return new RunMetrics(host, { host: host.name, dir: path, framework: opts.framework });
-  return new MetricsFollower(host, path, new MetricSeries());
+  if (st.kind === 'directory') return new RunMetrics(host, { host: host.name, dir: path, framework: opts.framework }, opts.cache);
+  return new MetricsFollower(host, path, new MetricSeries(), opts.cache);
 }

@@ -270,7 +270,7 @@ class Dashboard {
         if (r.target.host !== 'local' && !vscode.workspace.isTrusted)
           throw new Error(`not connecting to ${r.target.host}: the workspace is not trusted`);
         const host = await this.deps.pool.get(r.target.host);
-        r.source = await openMetricsSource(host, r.target.path, { framework: r.target.framework });
+        r.source = await openMetricsSource(host, r.target.path, { framework: r.target.framework, cache: this.deps.metricsCache });
         r.charts = new SeriesCharts(r.source.series);
       }
       const src = r.source;
