@@ -16,7 +16,6 @@ import type { RunLogFollowers } from './runs/run-log-followers';
 import type { RunWatch } from './runs/run-watch';
 import type { SecretSource } from '../core/submit/run-environment';
 import type { RunProvenances } from './runs/run-provenance';
-import type { MetricsCache } from '../core/metrics/metrics-cache';
 
 /**
  * What the features of the window share, built once in extension.ts (createDeps) and handed whole to every command.
@@ -53,8 +52,6 @@ export interface Deps {
   runSecrets: SecretSource;
   /** Runs' provenance manifests, each read once. */
   runProvenances: RunProvenances;
-  /** Big logs' parses, kept so that a dashboard opened again reads only what the log gained since. */
-  metricsCache: MetricsCache;
 }
 
 /** A command's handler; VS Code passes the arguments (a tree node, a URI, the selection). */

@@ -32,7 +32,6 @@ import { TOKEN_COMMANDS, secretStorageSource } from './runs/run-secrets';
 import { EPISODE_COMMANDS } from './episodes/episode-commands';
 import { REVIEW_COMMANDS } from './review/review-commands';
 import { errorMessage } from '../core/errors/located-error';
-import { MetricsCache } from '../core/metrics/metrics-cache';
 
 let ctx: Ctx | undefined;
 
@@ -108,9 +107,6 @@ function createDeps(ctx: Ctx): Deps {
   );
   // Runs get MEDRL_<NAME>_URL/_MODEL/_API_KEY, MEDRL_JUDGE_* and tokens; the secrets from SecretStorage.
   const runSecrets = secretStorageSource(ctx, serviceKeys);
-  const metricsCache = new MetricsCache(vscode.Uri.joinPath(ctx.extension.globalStorageUri, 'metrics-cache').fsPath, {
-    onProblem: (message) => ctx.log.warn(message),
-  });
   return {
     ctx,
     state,
@@ -126,7 +122,6 @@ function createDeps(ctx: Ctx): Deps {
     runWatch,
     runSecrets,
     runProvenances,
-    metricsCache,
   };
 }
 

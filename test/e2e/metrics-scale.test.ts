@@ -1,4 +1,4 @@
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -23,7 +23,7 @@ function cli(args: string[], cwd: string): string {
  * The demo workspace with ten ended runs of the stand-in verl trainer (submitted with `medrl submit`, so each is a run
  * the Runs view and the pickers list), each run's output.log then replaced by the same 100k-step dense log.
  */
-async function tenLongRuns(): Promise<{ demo: string; logBytes: number }> {
+async function tenLongRuns(): Promise<{ root: string; demo: string; logBytes: number }> {
   const root = mkdtempSync(join(tmpdir(), 'medrl-e2e-scale-'));
   const demo = join(root, 'demo');
   cli(['demo', demo], root);
@@ -52,7 +52,7 @@ async function tenLongRuns(): Promise<{ demo: string; logBytes: number }> {
     rmSync(join(dir, 'output.log'));
     linkSync(log, join(dir, 'output.log'));
   }
-  return { demo, logBytes: statSync(log).size };
+  return { root, demo, logBytes: statSync(log).size };
 }
 
 function chart(frame: FrameLocator, id: string) {
@@ -121,8 +121,14 @@ async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart
 describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server + Chromium)', () => {
   const cs = codeServerForSuite();
 
+  let root = '';
+  // The ten runs' 211 MB log.
+  after(() => rmSync(root, { recursive: true, force: true }));
+
   it('compares ten 100k-step runs from the palette, shows a one-step spike at full zoom-out, and zooms and pans', async () => {
-    const { demo, logBytes } = await tenLongRuns();
+    const made = await tenLongRuns();
+    root = made.root;
+    const { demo, logBytes } = made;
     const page = await cs.open(demo);
     await openMedrlContainer(page);
     const { reward, firstMs, openMs } = await compareAll(page);

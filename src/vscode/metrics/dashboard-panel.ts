@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../deps';
@@ -17,6 +17,7 @@ import { diffProvenance } from '../../core/runs/provenance-diff';
 import { valueText } from '../../core/runs/provenance-text';
 import { changePointText, resumeChanges } from '../../core/runs/provenance-changes';
 import { colourSlots } from '../../core/metrics/colour-slots';
+import { MetricsCache } from '../../core/metrics/metrics-cache';
 
 /** Something to chart: a run folder or a metrics file on a host. */
 export interface DashboardTarget {
@@ -81,12 +82,15 @@ class Dashboard {
   private readonly changePoints: Extract<ToDashboard, { type: 'changePoints' }>[] = [];
   /** The panel's post; set once the panel exists (the page's first message comes after). */
   post: (m: ToDashboard) => void = () => {};
+  /** Big logs' parses kept on this machine, as `medrl.metrics.cacheSizeMB` says when the dashboard opens. */
+  private readonly cache: MetricsCache | undefined;
 
   constructor(
     private readonly deps: Deps,
     targets: DashboardTarget[],
   ) {
     this.runs = targets.map((target, i) => ({ id: `r${i}`, target, told: '', live: true, error: null, problemsShown: '' }));
+    this.cache = metricsCache(deps);
   }
 
   private send(m: ToDashboard): void {
@@ -270,7 +274,7 @@ class Dashboard {
         if (r.target.host !== 'local' && !vscode.workspace.isTrusted)
           throw new Error(`not connecting to ${r.target.host}: the workspace is not trusted`);
         const host = await this.deps.pool.get(r.target.host);
-        r.source = await openMetricsSource(host, r.target.path, { framework: r.target.framework, cache: this.deps.metricsCache });
+        r.source = await openMetricsSource(host, r.target.path, { framework: r.target.framework, cache: this.cache });
         r.charts = new SeriesCharts(r.source.series);
       }
       const src = r.source;
@@ -345,6 +349,19 @@ class Dashboard {
     this.disposed = true;
     this.closed.abort();
   }
+}
+
+/** The metrics cache in the extension's storage, or none when `medrl.metrics.cacheSizeMB` is 0 (what it kept is removed). */
+function metricsCache(deps: Deps): MetricsCache | undefined {
+  const dir = vscode.Uri.joinPath(deps.ctx.extension.globalStorageUri, 'metrics-cache').fsPath;
+  const mb = vscode.workspace.getConfiguration('medrl.metrics').get<number>('cacheSizeMB', 1024);
+  if (mb <= 0) {
+    rm(dir, { recursive: true, force: true }).catch((err: unknown) =>
+      deps.ctx.log.warn(`metrics cache: could not remove ${dir} (${errorMessage(err)})`),
+    );
+    return undefined;
+  }
+  return new MetricsCache(dir, { maxBytes: mb * 1e6, onProblem: (message) => deps.ctx.log.warn(message) });
 }
 
 function basename(p: string): string {

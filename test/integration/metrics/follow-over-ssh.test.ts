@@ -1,7 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MetricsCache } from '../../../src/core/metrics/metrics-cache';
 import { startSshd, type SshdFixture } from '../fixtures/sshd';
 import type { SshHost } from '../../../src/core/remote/ssh-host';
 import { openMetricsSource, type MetricsSource } from '../../../src/core/metrics/run-metrics';
@@ -132,5 +134,45 @@ describe('following a growing dense verl log over SSH (a real sshd on loopback) 
     assert.equal(bytesOf(reads), statSync(file).size - before);
     assert.equal(src.series.length, steps);
     assert.equal(src.series.row(steps - 1).metrics['training/global_step'], steps);
+  });
+
+  it('opened again with the metrics cache, after a dropped connection: only what the log gained crosses SSH', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'medrl-metrics-cache-ssh-'));
+    try {
+      const problems: string[] = [];
+      const cache = new MetricsCache(cacheDir, { onProblem: (m) => problems.push(m) });
+      const dir = join(sshd.remoteHome, '.medrl/runs/dense-grpo');
+      const first = await openMetricsSource(host, dir, { cache });
+      while ((await first.poll({ maxBytes: 32 << 20 })).more);
+      const parsedBytes = bytesOf(log.take());
+      assert.equal(first.series.length, steps);
+      // The window closed; the connection dropped; the run logged on; the dashboard is opened again.
+      assert.ok(sshd.killConnections() > 0);
+      await until('the client sees the drop', 5000, () => host.state.state === 'disconnected');
+      const before = append(25);
+      const again = await openMetricsSource(host, dir, { cache });
+      await again.poll();
+      const reads = log.take();
+      const appended = statSync(file).size - before;
+      console.log(
+        `[follow over ssh] opened again from the metrics cache: ${bytesOf(reads)} bytes read over SSH (${appended} appended), ` +
+          `where the first open read ${parsedBytes}`,
+      );
+      assert.equal(again.series.length, steps);
+      assert.equal(again.series.row(steps - 1).metrics['training/global_step'], steps);
+      // The suite's dashboard, followed live all along, has the same values.
+      await src.poll();
+      log.take();
+      // Compared value by value (a deepEqual failure's diff of 20k values takes minutes to build).
+      const got = again.series.column('critic/score/mean');
+      const want = src.series.column('critic/score/mean');
+      assert.equal(got.length, want.length);
+      const differs = got.findIndex((v, i) => !Object.is(v, want[i]));
+      assert.equal(differs, -1, `row ${differs}: ${got[differs]} from the cache, ${want[differs]} followed live`);
+      assert.ok(bytesOf(reads) < appended + (80 << 10), 'the appended steps and the 64 KB of samples that check the log');
+      assert.deepEqual(problems, []);
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+    }
   });
 });
