@@ -39,10 +39,11 @@ export class JudgeCache {
 
   async put(key: JudgeCacheKey, raw: string): Promise<void> {
     const file = this.file(key);
-    await mkdir(join(file, '..'), { recursive: true });
+    // The user's alone: an answer can quote the sample it judged, which may be clinical text.
+    await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
     // One temporary name per write: two samples with the same prompt in one batch are answered, and put, at once.
     const tmp = `${file}.${process.pid}.${++tmpCount}.tmp`;
-    await writeFile(tmp, JSON.stringify({ raw, model: key.model, url: key.url, created: new Date().toISOString() }));
+    await writeFile(tmp, JSON.stringify({ raw, model: key.model, url: key.url, created: new Date().toISOString() }), { mode: 0o600 });
     await rename(tmp, file);
   }
 }

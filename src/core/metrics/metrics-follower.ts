@@ -149,9 +149,13 @@ export class MetricsFollower {
 
   /** Before the first read: takes the cached parse of this log, if any, and reads on from its offset. */
   private async restoreCached(cache: MetricsCache): Promise<void> {
-    this.cacheLooked = true;
-    if (this.offset > 0 || this.series.length > 0) return; // a run's second source adds to what the first gave
+    if (this.offset > 0 || this.series.length > 0) {
+      this.cacheLooked = true; // a run's second source adds to what the first gave
+      return;
+    }
+    // A host error (a dropped connection) fails this poll; the next one looks again.
     const hit = await cache.load(this.host, this.path);
+    this.cacheLooked = true;
     if (!hit) return;
     this.series.adopt(hit.steps, hit.observed, hit.columns);
     this.parser.restore(hit.parser);
