@@ -73,7 +73,12 @@ export class Float64Column implements SpillOwner {
   copyBlock(k: number, into: Uint32Array): void {
     const words = this.words[k];
     if (words) into.set(words);
-    else if (this.slots[k]! >= 0) this.spill.read(this.slots[k]!, into);
+    else this.readBlock(k, into);
+  }
+
+  /** Reads block k, which is not resident, from the spill file if it was spilled, else from the cache file it came from. */
+  private readBlock(k: number, into: Uint32Array): void {
+    if (this.slots[k]! >= 0) this.spill.read(this.slots[k]!, into);
     else this.backing!.read(k, into);
   }
 
@@ -170,8 +175,7 @@ export class Float64Column implements SpillOwner {
   /** Reads spilled block k back (making room first, so that k itself is not what goes). */
   private load(k: number): Float64Array {
     const words = this.spill.makeRoom() ?? new Uint32Array(BLOCK * 2);
-    if (this.slots[k]! >= 0) this.spill.read(this.slots[k]!, words);
-    else this.backing!.read(k, words);
+    this.readBlock(k, words);
     const block = new Float64Array(words.buffer);
     this.words[k] = words;
     this.blocks[k] = block;

@@ -8,6 +8,7 @@ import { BLOCK_BYTES, processBlockSpill, type BlockSpill } from './block-spill';
 import { Float64Column, type BlockSource } from './float64-column';
 import type { ParserState } from './metric-log-parser';
 import type { MetricSeries } from './metric-series';
+import { errorMessage } from '../errors/located-error';
 
 /** The file's first bytes: what it is and which layout (a new layout gets a new magic, and older files are stale). */
 const MAGIC = Buffer.from('MEDRLMC1');
@@ -86,12 +87,14 @@ let tmpCount = 0;
  * where the last one stopped instead of the whole log: a 211 MB verl log is a 52 MB file of 64 KB column blocks,
  * read only as charts ask for them. A file holds the log's offset and a hash of 64 KB sampled from the log before it
  * (its start, its end, and evenly between): a log rewritten since (a resumed verl run truncates metrics.jsonl) no
- * longer matches and is read from the start. Only numbers and metric names are kept, never text of a log (a parse with problems is not cached,
- * their messages quote the log). The folder is 0700 and its files 0600.
+ * longer matches and is read from the start. Only numbers and metric names are kept, never text of a log (a parse
+ * with problems is not cached, their messages quote the log). The folder is 0700 and its files 0600.
  */
 export class MetricsCache {
   readonly minLogBytes: number;
   private readonly maxBytes: number;
+  private readonly onProblem: (message: string) => void;
+  private readonly spill: BlockSpill;
 
   constructor(
     readonly dir: string,
@@ -108,9 +111,6 @@ export class MetricsCache {
     this.onProblem = opts.onProblem ?? (() => {});
     this.spill = opts.spill ?? processBlockSpill;
   }
-
-  private readonly onProblem: (message: string) => void;
-  private readonly spill: BlockSpill;
 
   private fileOf(host: Host, path: string): string {
     return join(this.dir, `${createHash('sha256').update(`${host.name}\0${path}`).digest('hex')}.bin`);
@@ -136,7 +136,7 @@ export class MetricsCache {
         steps = readDoubles(fd, file, header.stepsAt, header.rows);
         observed = readDoubles(fd, file, header.observedAt, header.rows);
       } catch (err) {
-        this.onProblem(`metrics cache file ${file} is damaged and was removed; the log is read whole (${errMessage(err)})`);
+        this.onProblem(`metrics cache file ${file} is damaged and was removed; the log is read whole (${errorMessage(err)})`);
         await unlink(file);
         return undefined;
       }
@@ -168,7 +168,7 @@ export class MetricsCache {
    * log; then trims the folder to its size, oldest used first. Failures are reported through onProblem, not thrown: the
    * dashboard works without a cache.
    */
-  async save(host: Host, path: string, offset: number, series: MetricSeries, parser: ParserState): Promise<boolean> {
+  async save(host: Host, path: string, offset: number, series: MetricSeries, parser: ParserState): Promise<void> {
     const file = this.fileOf(host, path);
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -217,10 +217,8 @@ export class MetricsCache {
       await fh.close();
       await rename(tmp, file);
       await this.trim(file);
-      return true;
     } catch (err) {
-      this.onProblem(`metrics cache: could not write ${file} (${errMessage(err)}); the log will be read whole next time`);
-      return false;
+      this.onProblem(`metrics cache: could not write ${file} (${errorMessage(err)}); the log will be read whole next time`);
     }
   }
 
@@ -265,10 +263,6 @@ function headerBytes(h: Header): Buffer {
 
 function align(n: number, to: number): number {
   return Math.ceil(n / to) * to;
-}
-
-function errMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function readExactly(fd: number, file: string, pos: number, len: number): Buffer {
