@@ -1,5 +1,6 @@
 /** The headline metrics: which keys carry each of them, per trainer. Shared by the CLI, the runs tree and the dashboard page. */
-export type Framework = 'verl' | 'trl';
+export const FRAMEWORKS = ['verl', 'trl'] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
 
 /** One headline chart: what it shows and the metric keys that carry it, per framework, best first. */
 export interface HeadlineDef {

@@ -4,7 +4,8 @@ import type { Float64Column } from './float64-column';
 import { parseVerlConsoleLine, scanVerlConsoleLine, StepLineScan, type ParsedStepLine } from './verl-console';
 import { parseVerlJsonlLine } from './verl-jsonl';
 import { parseTrlDict, TrlStepTracker, type ParsedTrlDict } from './trl-log';
-import { MissingValues } from './missing-values';
+import { z } from 'zod';
+import { MissingValues, missingEntrySchema } from './missing-values';
 import { stripAnsi } from '../format/terminal-text';
 
 /** A TRL dict waiting for its step, with where it was read. */
@@ -14,15 +15,19 @@ type PendingDict = ParsedTrlDict & { offset: number; observedAt: number | undefi
 const CURSOR_UP = '\x1b[A';
 
 export type { Framework } from './headline-defs';
-import type { Framework } from './headline-defs';
+import { FRAMEWORKS, type Framework } from './headline-defs';
 import { errorMessage } from '../errors/located-error';
 
-/** What a metrics cache file keeps of a parse besides its series: all a parser needs to go on from the cached offset. */
-export interface ParserState {
-  framework: Framework | undefined;
-  seen: Array<'console' | 'jsonl'>;
-  missing: ReturnType<MissingValues['toJSON']>;
-}
+/**
+ * What a metrics cache file keeps of a parse besides its series: all a parser needs to go on from the cached offset
+ * (JSON: `null` for a format not known yet; TRL logs are never kept, see `cacheState`).
+ */
+export const parserStateSchema = z.object({
+  framework: z.enum(FRAMEWORKS).nullable(),
+  seen: z.array(z.enum(['console', 'jsonl'])),
+  missing: z.array(z.tuple([z.string(), missingEntrySchema])),
+});
+export type ParserState = z.infer<typeof parserStateSchema>;
 
 /** A line that looked like metrics but was (partly) unreadable: where it starts (byte offset) and why. */
 export interface LineProblem {
@@ -83,12 +88,13 @@ export class MetricLogParser {
   cacheState(): ParserState | undefined {
     if (this.problems.length > 0 || this.droppedProblems > 0 || this.tornStep !== undefined) return undefined;
     if (this.seen.has('trl') || this.trl.hasPending || this.trl.bar !== undefined) return undefined;
-    return { framework: this.framework, seen: [...this.seen] as ParserState['seen'], missing: this.missing.toJSON() };
+    const seen = [...this.seen].filter((k): k is ParserState['seen'][number] => k !== 'trl'); // none: checked above
+    return { framework: this.framework ?? null, seen, missing: this.missing.toJSON() };
   }
 
   /** Goes on from a cached parse (a fresh parser, whose series took the cached one). */
   restore(state: ParserState): void {
-    this.framework = state.framework;
+    this.framework = state.framework ?? undefined;
     for (const k of state.seen) this.seen.add(k);
     this.missing.restore(state.missing);
   }

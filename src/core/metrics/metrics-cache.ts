@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Host } from '../remote/host';
 import { BLOCK_BYTES, processBlockSpill, type BlockSpill } from './block-spill';
 import { Float64Column, type BlockSource } from './float64-column';
-import type { ParserState } from './metric-log-parser';
+import { parserStateSchema, type ParserState } from './metric-log-parser';
 import type { MetricSeries } from './metric-series';
 import { errorMessage } from '../errors/located-error';
 
@@ -35,11 +35,7 @@ const headerSchema = z.object({
   rows: z.number().int().nonnegative(),
   stepsAt: z.number().int().nonnegative(),
   observedAt: z.number().int().nonnegative(),
-  parser: z.object({
-    framework: z.enum(['verl', 'trl']).nullable(),
-    seen: z.array(z.enum(['console', 'jsonl'])),
-    missing: z.array(z.tuple([z.string(), z.object({ count: z.number(), steps: z.array(z.number()), last: z.number() })])),
-  }),
+  parser: parserStateSchema,
   columns: z.array(
     z.object({
       name: z.string(),
@@ -156,8 +152,7 @@ export class MetricsCache {
       );
       const now = new Date();
       await utimes(file, now, now); // used: last out when the folder is trimmed
-      const parser = { ...header.parser, framework: header.parser.framework ?? undefined };
-      return { offset: header.offset, parser, steps, observed, columns };
+      return { offset: header.offset, parser: header.parser, steps, observed, columns };
     } finally {
       if (!kept) closeSync(fd);
     }
@@ -183,7 +178,7 @@ export class MetricsCache {
         rows,
         stepsAt: 0,
         observedAt: 0,
-        parser: { ...parser, framework: parser.framework ?? null },
+        parser,
         columns: entries.map(([name, col]) => ({ name, length: col.length, blocks: col.blockCount, at: 0 })),
       };
       // Positions depend on the header's length, which depends on the positions: lay out until it stops growing.
