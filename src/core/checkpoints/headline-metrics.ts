@@ -1,7 +1,7 @@
 import type { Host } from '../remote/host';
 import { errorMessage } from '../errors/located-error';
-import { HEADLINES, headlineKey, metricsAtStep, primaryHeadlines } from '../metrics/headline';
-import { RunMetrics } from '../metrics/run-metrics';
+import { HEADLINES, headlineKey, primaryHeadlines } from '../metrics/headline';
+import { metricsAtSteps } from '../metrics/metrics-at-steps';
 import type { DiscoveredRun } from './discover-checkpoints';
 
 /**
@@ -28,7 +28,8 @@ export function headlineMetric(
 
 /**
  * Fills each checkpoint's `metrics` with its run's logged metrics at that step (the metrics feature reads metrics.jsonl,
- * output.log or trainer_state.json). A run whose metrics cannot be read keeps its checkpoints and says why in `problem`.
+ * output.log or trainer_state.json; a big verl log is searched, not parsed whole). A run whose metrics cannot be read
+ * keeps its checkpoints and says why in `problem`.
  */
 export async function attachMetrics(host: Host, runs: DiscoveredRun[]): Promise<void> {
   await Promise.all(
@@ -36,10 +37,13 @@ export async function attachMetrics(host: Host, runs: DiscoveredRun[]): Promise<
       .filter((r) => r.checkpoints.length)
       .map(async (r) => {
         try {
-          const rm = new RunMetrics(host, r.run);
-          await rm.poll();
+          const found = await metricsAtSteps(
+            host,
+            r.run,
+            r.checkpoints.map((ck) => ck.step),
+          );
           for (const ck of r.checkpoints) {
-            const rec = metricsAtStep(rm.series, ck.step);
+            const rec = found.get(ck.step);
             if (rec) ck.metrics = rec.metrics;
           }
         } catch (err) {

@@ -4,12 +4,19 @@ import { byStepDesc, discoverCheckpoints, type DiscoverTargets, type Discovery }
 import { attachMetrics } from './headline-metrics';
 import type { Checkpoint } from './checkpoint';
 
-/** Discovers a host's checkpoints (one round trip), newest step first, with each run's metrics at each step. */
-export async function listCheckpoints(host: Host, targets: DiscoverTargets, opts: { signal?: AbortSignal } = {}): Promise<Discovery> {
+/**
+ * Discovers a host's checkpoints (one round trip), newest step first, with each run's metrics at each step (unless
+ * `metrics: false`: a merge, download or server needs only the folder).
+ */
+export async function listCheckpoints(
+  host: Host,
+  targets: DiscoverTargets,
+  opts: { signal?: AbortSignal; metrics?: boolean } = {},
+): Promise<Discovery> {
   const d = await discoverCheckpoints(host, targets, opts);
   for (const r of d.runs) r.checkpoints.sort(byStepDesc);
   d.loose.sort(byStepDesc);
-  await attachMetrics(host, d.runs);
+  if (opts.metrics !== false) await attachMetrics(host, d.runs);
   return d;
 }
 
@@ -20,7 +27,7 @@ export async function listCheckpoints(host: Host, targets: DiscoverTargets, opts
 export async function findCheckpoint(host: Host, runsDir: string, ref: string, step?: number): Promise<Checkpoint> {
   const isPath = ref.includes('/') || ref.startsWith('~');
   const path = isPath ? ref : posix.join(runsDir, ref);
-  const d = await listCheckpoints(host, { paths: [path] });
+  const d = await listCheckpoints(host, { paths: [path] }, { metrics: false });
   if (d.missing.length) throw new Error(`${host.name}: ${isPath ? `no such folder: ${ref}` : `no run "${ref}" in ${runsDir}`}`);
   const all = [...d.runs.flatMap((r) => r.checkpoints), ...d.loose];
   if (!all.length) throw new Error(`${host.name}: no checkpoints (global_step_N or checkpoint-N) in ${path}`);

@@ -1,4 +1,5 @@
 import { Float64Column } from './float64-column';
+import { processBlockSpill, type BlockSpill } from './block-spill';
 
 /** Metrics logged at one training step (validation-only steps too). */
 export interface StepRecord {
@@ -19,6 +20,9 @@ export class MetricSeries {
   private readonly cols = new Map<string, Float64Column>();
   /** Counts steps added or logged again, so views know when what they derived (elapsed time, smoothing) is stale. */
   revision = 0;
+
+  /** `spill`: the memory budget its columns' blocks count against (the process's, unless a short-lived series has its own). */
+  constructor(private readonly spill: BlockSpill = processBlockSpill) {}
 
   get length(): number {
     return this.steps.length;
@@ -89,7 +93,7 @@ export class MetricSeries {
   columnRef(metric: string): Float64Column {
     let col = this.cols.get(metric);
     if (!col) {
-      col = new Float64Column();
+      col = new Float64Column(this.spill);
       this.cols.set(metric, col);
     }
     return col;

@@ -9,7 +9,7 @@ import { errorMessage } from '../errors/located-error';
 import type { MetricsCache } from './metrics-cache';
 
 /** A run folder on a host (the runs feature's contract): where its metrics are. */
-interface RunRef {
+export interface RunRef {
   host: string;
   dir: string;
   framework?: Framework;
@@ -60,7 +60,7 @@ async function latestTrainerState(host: Host, dir: string): Promise<string | und
  * Where a run's metrics are, best first: verl's `metrics.jsonl` (exact numbers, one record per step), else `output.log`;
  * TRL's `output.log`, else the newest `trainer_state.json`. Undefined when the run has written none yet.
  */
-async function locateRunMetrics(host: Host, run: RunRef): Promise<{ path: string; framework: Framework | undefined } | undefined> {
+export async function locateRunMetrics(host: Host, run: RunRef): Promise<{ path: string; framework: Framework | undefined } | undefined> {
   const framework = await runFramework(host, run);
   const jsonl = posix.join(run.dir, 'metrics.jsonl');
   const log = posix.join(run.dir, 'output.log');
