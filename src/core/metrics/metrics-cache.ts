@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { mkdir, open, readdir, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Host } from '../remote/host';
@@ -87,6 +87,18 @@ let tmpCount = 0;
  * with problems is not cached, their messages quote the log). The folder is 0700 and its files 0600.
  */
 export class MetricsCache {
+  /**
+   * The cache in `dir` as a size setting asks (`medrl.metrics.cacheSizeMB`): none for 0 or less, and what the folder
+   * kept is removed (a failure to remove it goes to `onProblem`).
+   */
+  static sized(dir: string, sizeMB: number, onProblem: (message: string) => void): MetricsCache | undefined {
+    if (sizeMB > 0) return new MetricsCache(dir, { maxBytes: sizeMB * 1e6, onProblem });
+    rm(dir, { recursive: true, force: true }).catch((err: unknown) =>
+      onProblem(`metrics cache: could not remove ${dir} (${errorMessage(err)})`),
+    );
+    return undefined;
+  }
+
   readonly minLogBytes: number;
   private readonly maxBytes: number;
   private readonly onProblem: (message: string) => void;

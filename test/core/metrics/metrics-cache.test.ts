@@ -161,6 +161,25 @@ describe('the metrics cache: a big log read before is read again only from where
     assert.ok(y.bytesRead >= one, 'the dropped file is read whole again');
   });
 
+  it('keeps nothing at a size of 0 MB (medrl.metrics.cacheSizeMB) and removes what it kept before', async () => {
+    const dir = join(root, 'cache-sized');
+    const problems: string[] = [];
+    const kept = MetricsCache.sized(dir, 1024, (m) => problems.push(m))!;
+    await parsed(new LocalHost(), log, kept);
+    assert.equal(readdirSync(dir).length, 1, 'a 1024 MB cache kept the parse of the 19 MB log');
+    assert.equal(
+      MetricsCache.sized(dir, 0, (m) => problems.push(m)),
+      undefined,
+    );
+    for (let i = 0; existsSync(dir) && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(existsSync(dir), false, 'the folder is removed');
+    // Opened again with no cache: read whole.
+    const host = new CountingHost();
+    await parsed(host, log, undefined);
+    assert.ok(host.bytesRead >= statSync(log).size);
+    assert.deepEqual(problems, []);
+  });
+
   it('reads restored columns back from the file after their blocks left memory', async () => {
     const dir = join(root, 'cache-f');
     const spill = new BlockSpill({ budgetBytes: 4 * 64 * 1024, dir: root });
