@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../deps';
@@ -46,6 +46,8 @@ interface Followed {
   live: boolean;
   error: string | null;
   problemsShown: string;
+  /** The status line last sent, sent again when the page (re)loads. */
+  status?: Extract<ToDashboard, { type: 'status' }>;
 }
 
 /**
@@ -67,6 +69,8 @@ export function openDashboard(deps: Deps, targets: DashboardTarget[]): void {
   });
   dashboard.post = panel.post;
   panel.panel.onDidDispose(() => dashboard.dispose());
+  // Reading starts now, not when the page is ready: a page's first load takes seconds, which the logs' first slices use.
+  dashboard.start();
 }
 
 /** The runs one dashboard follows, and the loop that polls them while the panel is open. */
@@ -97,6 +101,16 @@ class Dashboard {
     if (!this.disposed) this.post(m);
   }
 
+  /** Starts reading the runs, and their provenance when they are runs of the Runs view; once. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const r of this.runs) void this.loop(r);
+    // Only runs of the Runs view have a record to read provenance by (not metrics files or folders from the explorer).
+    if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
+    for (const r of this.runs) if (r.target.record) void this.sendChangePoints(r);
+  }
+
   async onMessage(msg: FromDashboard): Promise<void> {
     if (msg.type === 'ready') {
       const where = this.runs.map((r) => `${r.target.host}:${r.target.path}`);
@@ -111,18 +125,13 @@ class Dashboard {
           colour: colours[i]!,
         })),
       });
-      if (!this.started) {
-        this.started = true;
-        for (const r of this.runs) void this.loop(r);
-        // Only runs of the Runs view have a record to read provenance by (not metrics files or folders from the explorer).
-        if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
-        for (const r of this.runs) if (r.target.record) void this.sendChangePoints(r);
-      } else {
-        // The page was reloaded: tell it each run's metrics again (it then asks for its charts).
-        for (const r of this.runs) if (r.source) this.sendMetrics(r, true);
-        if (this.provenance) this.send(this.provenance);
-        for (const m of this.changePoints) this.send(m);
+      // Everything known so far (the page is new, or was reloaded): it then asks for its charts.
+      for (const r of this.runs) {
+        if (r.source) this.sendMetrics(r, true);
+        if (r.status) this.send(r.status);
       }
+      if (this.provenance) this.send(this.provenance);
+      for (const m of this.changePoints) this.send(m);
     } else if (msg.type === 'view') {
       try {
         this.sendView(msg);
@@ -296,7 +305,7 @@ class Dashboard {
       const message = errorMessage(err);
       if (message !== r.error) this.deps.ctx.log.error(`metrics: ${r.target.host}:${r.target.path}: ${message}`);
       r.error = message;
-      this.send({
+      r.status = {
         type: 'status',
         runId: r.id,
         framework: r.source?.framework ?? null,
@@ -305,7 +314,8 @@ class Dashboard {
         error: message,
         problems: [],
         notes: [],
-      });
+      };
+      this.send(r.status);
     }
   }
 
@@ -316,7 +326,7 @@ class Dashboard {
     const shown = [...notes, ...problems].join('\n');
     if (shown !== r.problemsShown || first || !r.live) {
       r.problemsShown = shown;
-      this.send({
+      r.status = {
         type: 'status',
         runId: r.id,
         framework: src.framework ?? null,
@@ -325,7 +335,8 @@ class Dashboard {
         error: null,
         problems,
         notes,
-      });
+      };
+      this.send(r.status);
     }
   }
 
@@ -355,13 +366,7 @@ class Dashboard {
 function metricsCache(deps: Deps): MetricsCache | undefined {
   const dir = vscode.Uri.joinPath(deps.ctx.extension.globalStorageUri, 'metrics-cache').fsPath;
   const mb = vscode.workspace.getConfiguration('medrl.metrics').get<number>('cacheSizeMB', 1024);
-  if (mb <= 0) {
-    rm(dir, { recursive: true, force: true }).catch((err: unknown) =>
-      deps.ctx.log.warn(`metrics cache: could not remove ${dir} (${errorMessage(err)})`),
-    );
-    return undefined;
-  }
-  return new MetricsCache(dir, { maxBytes: mb * 1e6, onProblem: (message) => deps.ctx.log.warn(message) });
+  return MetricsCache.sized(dir, mb, (message) => deps.ctx.log.warn(message));
 }
 
 function basename(p: string): string {
