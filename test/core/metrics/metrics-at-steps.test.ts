@@ -4,21 +4,11 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import type { ReadRange } from '../../../src/core/remote/host';
+import { CountingHost } from '../../fixtures/counting-host';
 import { metricsAtSteps } from '../../../src/core/metrics/metrics-at-steps';
 import { RunMetrics } from '../../../src/core/metrics/run-metrics';
 import { metricsAtStep } from '../../../src/core/metrics/headline';
 import { denseStepLine, seeded, verlStepLine, writeDenseVerlSteps, writeVerlLog } from './verl-log-generator';
-
-/** The local host, counting the bytes read through it. */
-class CountingHost extends LocalHost {
-  bytesRead = 0;
-  override async readFile(path: string, range?: ReadRange): Promise<Buffer> {
-    const b = await super.readFile(path, range);
-    this.bytesRead += b.length;
-    return b;
-  }
-}
 
 let root = '';
 before(() => {

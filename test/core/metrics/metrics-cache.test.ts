@@ -4,22 +4,12 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import type { ReadRange } from '../../../src/core/remote/host';
+import { CountingHost } from '../../fixtures/counting-host';
 import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
 import { MetricsCache } from '../../../src/core/metrics/metrics-cache';
 import { BlockSpill } from '../../../src/core/metrics/block-spill';
 import type { MetricSeries } from '../../../src/core/metrics/metric-series';
 import { denseStepLine, seeded, writeDenseVerlSteps } from './verl-log-generator';
-
-/** The local host, counting the bytes of the file read through it. */
-class CountingHost extends LocalHost {
-  bytesRead = 0;
-  override async readFile(path: string, range?: ReadRange): Promise<Buffer> {
-    const b = await super.readFile(path, range);
-    this.bytesRead += b.length;
-    return b;
-  }
-}
 
 /** Every step, and every metric's value or absence at it, as a user would read them (NaN and "not logged" apart). */
 function assertSameSeries(got: MetricSeries, want: MetricSeries): void {
