@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,10 @@ import {
   type ServiceStatus,
 } from '../../../src/core/services/services';
 import { writeStandInBaseModel, writeStandInRun } from '../../fixtures/stand-in-checkpoints';
+import { LocalHost } from '../../../src/core/remote/local-host';
+import { RunMetrics } from '../../../src/core/metrics/run-metrics';
+import { metricsAtStep } from '../../../src/core/metrics/headline';
+import { writeDenseVerlSteps } from '../../core/metrics/verl-log-generator';
 
 const STANDINS = join(__dirname, '../../../standins');
 
@@ -66,6 +70,25 @@ describe('checkpoints and services on a real sshd (loopback)', () => {
     assert.equal(verl.checkpoints[1]!.metrics?.['critic/score/mean'], 0.5, "the run's metrics at step 50");
     assert.equal(verl.checkpoints[0]!.path, join(runs, 'diag-grpo/checkpoints/global_step_75'));
     assert.equal(d.runs.find((r) => r.run.id === 'doctor-sft')!.checkpoints[0]!.kind, 'trl-full');
+  });
+
+  it("shows a long run's checkpoint metrics from a few hundred KB of its 21 MB log over SSH", async () => {
+    const longRuns = join(sshd.remoteHome, '.medrl/long-runs');
+    const dir = writeStandInRun(longRuns, { id: 'long-grpo', framework: 'verl', steps: [5000, 10_000], latest: 10_000 });
+    rmSync(join(dir, 'metrics.jsonl'), { force: true }); // the console log is what is searched
+    await writeDenseVerlSteps(join(dir, 'output.log'), 10_000);
+    const whole = new RunMetrics(new LocalHost(), { host: 'local', dir, framework: 'verl' });
+    await whole.poll();
+    const before = host.stats().bytesRead;
+    const d = await listCheckpoints(host, { runsDir: '~/.medrl/long-runs' });
+    const read = host.stats().bytesRead - before;
+    const cks = d.runs[0]!.checkpoints;
+    assert.deepEqual(
+      cks.map((c) => c.step),
+      [10_000, 5000],
+    );
+    for (const c of cks) assert.deepEqual(c.metrics, metricsAtStep(whole.series, c.step)!.metrics, `metrics at step ${c.step}`);
+    assert.ok(read < 1e6, `read ${read} bytes over SSH (the log is ${statSync(join(dir, 'output.log')).size})`);
   });
 
   it('merges through the stand-in merger as a tracked run over SSH', async () => {
