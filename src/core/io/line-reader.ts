@@ -150,6 +150,9 @@ async function* lines<T extends object>(
       }
       current = next.into;
       const chunk = await next.data;
+      // A chunk read ahead is there already, and awaiting it would go straight on: give the event loop a turn first,
+      // so ten big logs read side by side never keep the extension host from its messages for more than a chunk each.
+      await new Promise(setImmediate);
       const base = pos;
       pos += chunk.length;
       const eof = chunk.length < chunkSize;
