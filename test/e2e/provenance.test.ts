@@ -137,10 +137,13 @@ describe('provenance: what changed between two compared runs, in real VS Code (c
     const frame = page.frameLocator('iframe.webview.ready >> nth=-1').frameLocator('#active-frame');
     const marker = frame.locator('section.chart:not([hidden]) .change-marker');
     await marker.first().waitFor({ timeout: 30_000 });
-    // One marker on each chart shown, at step 1, saying what changed there.
-    const shown = await frame.locator('section.chart:not([hidden])').count();
-    assert.ok(shown > 0);
-    assert.equal(await marker.count(), shown);
+    // One marker on each chart shown, at step 1, saying what changed there (the charts are asked again one at a time,
+    // so the last ones get theirs a moment after the first).
+    const shown = frame.locator('section.chart:not([hidden])');
+    const deadline = Date.now() + 10_000;
+    while ((await marker.count()) !== (await shown.count()) && Date.now() < deadline) await page.waitForTimeout(100);
+    assert.ok((await shown.count()) > 0);
+    assert.equal(await marker.count(), await shown.count(), 'a marker on every chart shown');
     assert.deepEqual([...new Set(await marker.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.step)))], ['1']);
     assert.equal(await marker.first().getAttribute('title'), title);
     await marker.first().hover();
