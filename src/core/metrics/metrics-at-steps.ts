@@ -3,20 +3,21 @@ import { readLineBytes } from '../io/line-reader';
 import { MetricLogParser } from './metric-log-parser';
 import { MetricSeries, type StepRecord } from './metric-series';
 import { BlockSpill } from './block-spill';
-import { locateRunMetrics, RunMetrics, type RunRef } from './run-metrics';
+import { locateRunMetrics, type RunRef } from './run-metrics';
+import { MetricsFollower } from './metrics-follower';
 import { metricsAtStep } from './headline';
 
 /** Logs smaller than this are parsed whole: a few tens of milliseconds, and exact whatever the order of their steps. */
 const SEARCH_FROM_BYTES = 8 << 20;
 /** Bytes per read: a few dense verl step lines (a longer line is read on to its end); the bisection stops at this span. */
 const PROBE_BYTES = 16 << 10;
-/** More steps than this are cheaper to find in one parse of the whole log than by ~log2(size / 64 KB) probes each. */
+/** More steps than this are cheaper to find in one parse of the whole log than by ~log2(size / 16 KB) probes each. */
 const MAX_SEARCHED_STEPS = 32;
 
 /**
  * Each step's metrics as the run logged them (a step not logged: the last logged before it), as a parse of the whole
  * log would give them (`metricsAtStep`). A big verl log (console or metrics.jsonl) is not parsed whole: each step is
- * found by bisection over byte offsets, reading 64 KB at a time, so ten 200 MB logs cost a few MB of reads rather than
+ * found by bisection over byte offsets, reading 16 KB at a time, so ten 200 MB logs cost a few MB of reads rather than
  * 2 GB (over SSH too). That relies on the log's steps not going down, which holds for one training process and for a
  * job resumed from its latest checkpoint at any step that has a checkpoint (the steps it logs twice come after the
  * checkpoint it resumed from and before any checkpoint the crashed attempt would have written). TRL logs (a dict takes
@@ -34,7 +35,8 @@ export async function metricsAtSteps(host: Host, run: RunRef, steps: number[]): 
   const series = new MetricSeries(new BlockSpill({ budgetBytes: Infinity }));
   const first = searched ? await firstStepAt(host, where.path, 0, size, series) : undefined;
   if (!first || first.framework !== 'verl') {
-    const whole = new RunMetrics(host, run);
+    // The file already located: a follower of it reads what RunMetrics would, without looking for it again.
+    const whole = new MetricsFollower(host, where.path);
     await whole.poll();
     for (const step of steps) {
       const rec = metricsAtStep(whole.series, step);

@@ -79,7 +79,6 @@ class Dashboard {
   private disposed = false;
   /** Ends the runs' waits between polls at once when the panel closes. */
   private readonly closed = new AbortController();
-  private started = false;
   /** The "what changed" message, kept to send again when the page reloads. */
   private provenance: Extract<ToDashboard, { type: 'provenance' }> | undefined;
   /** Each run's change points (resumes that changed its reward or judges), kept to send again when the page reloads. */
@@ -101,10 +100,8 @@ class Dashboard {
     if (!this.disposed) this.post(m);
   }
 
-  /** Starts reading the runs, and their provenance when they are runs of the Runs view; once. */
+  /** Starts reading the runs, and their provenance when they are runs of the Runs view (once, as the panel opens). */
   start(): void {
-    if (this.started) return;
-    this.started = true;
     for (const r of this.runs) void this.loop(r);
     // Only runs of the Runs view have a record to read provenance by (not metrics files or folders from the explorer).
     if (this.runs.length > 1 && this.runs.every((r) => r.target.record)) void this.compareProvenance();
