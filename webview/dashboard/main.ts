@@ -393,9 +393,11 @@ function plotWidth(chart: Chart): number {
 
 let asking = false;
 /**
- * Charts to ask again for new data (steps arrived, a run's status), asked one at a time, top first: the host answers in
- * order, so a zoom asked meanwhile waits behind at most one of them, not a round of every chart (ten runs loading
- * finish together, and each run's last steps asked for all charts again: a first zoom then took 400-770 ms).
+ * Charts to ask again for new data (steps arrived, a run's status), asked one at a time: the host answers in order, so a
+ * zoom asked meanwhile waits behind at most one of them, not a round of every chart (ten runs loading finish together,
+ * and each run's last steps asked for all charts again: a first zoom then took 400-770 ms). A chart that lacks a run it
+ * could show goes first, top first; the rest take turns in the order they became stale (while big logs load, steps
+ * arrive faster than a round of charts, and top first always would leave the lower charts blank).
  */
 const stale = new Set<Chart>();
 /** The stale chart asked last, until its answer comes. */
@@ -415,9 +417,10 @@ function askAll(): void {
 function refreshNext(): void {
   if (refreshing?.inFlight && charts.includes(refreshing)) return;
   refreshing = undefined;
-  for (const c of stale) {
+  for (const c of stale) if (!charts.includes(c)) stale.delete(c);
+  const lacking = charts.filter((c) => stale.has(c) && wantedLines(c).some((l) => !c.lines.some((d) => d.runId === l.runId)));
+  for (const c of new Set([...lacking, ...stale])) {
     stale.delete(c);
-    if (!charts.includes(c)) continue;
     ask(c);
     if (c.inFlight) {
       refreshing = c;
@@ -426,12 +429,17 @@ function refreshNext(): void {
   }
 }
 
-/** Asks the extension host for a chart's lines over its range; a chart no run logs stays hidden (a headline) or empty. */
-function ask(chart: Chart): void {
-  const lines = [...runs.values()].flatMap((r) => {
+/** The runs' lines a chart shows: each run that logs its metric. */
+function wantedLines(chart: Chart): { runId: string; key: string }[] {
+  return [...runs.values()].flatMap((r) => {
     const key = chart.keyFor(r);
     return key ? [{ runId: r.info.id, key }] : [];
   });
+}
+
+/** Asks the extension host for a chart's lines over its range; a chart no run logs stays hidden (a headline) or empty. */
+function ask(chart: Chart): void {
+  const lines = wantedLines(chart);
   if (!lines.length) {
     chart.inFlight = undefined; // an answer still on its way is stale
     chart.wantedSince = undefined;

@@ -1,3 +1,4 @@
+import { eventLoopTurn } from './event-loop-turn';
 import type { Host } from '../remote/host';
 
 /** One line of a file: its text (without the newline, and without a CR before it) and its byte span. */
@@ -151,8 +152,8 @@ async function* lines<T extends object>(
       current = next.into;
       const chunk = await next.data;
       // A chunk read ahead is there already, and awaiting it would go straight on: give the event loop a turn first,
-      // so ten big logs read side by side never keep the extension host from its messages for more than a chunk each.
-      await new Promise(setImmediate);
+      // so ten big logs read side by side keep the extension host from its messages for one chunk at a time.
+      await eventLoopTurn();
       const base = pos;
       pos += chunk.length;
       const eof = chunk.length < chunkSize;
