@@ -31,7 +31,10 @@ export interface NameWords {
 let words: NameWords | undefined;
 let lexicon: NameLexicon | undefined;
 
-/** The words from compromise, read once (it takes about 0.3 s to load). */
+/**
+ * The words from compromise, read once (it takes about 0.3 s to load; the bundles carry only its lexicon, read from it at
+ * build time: scripts/build.mjs).
+ */
 export function nameWords(): NameWords {
   if (words) return words;
   const first: string[] = [];
