@@ -8,46 +8,53 @@ import { readLineBytes } from '../../../src/core/io/line-reader';
 import { LocalHost } from '../../../src/core/remote/local-host';
 
 /**
- * Pieces of work done by `readers` callers side by side, and how many pieces ran between two ticks of a callback that
- * re-arms itself on each turn of the loop (a message from the dashboard's page waits for the loop's next turn).
+ * Counts pieces of work per turn of the event loop: a callback re-armed on each turn (a message from the dashboard's page
+ * waits for the loop's next turn) notes the most pieces done between two of its runs.
  */
-async function sideBySide(
-  readers: number,
-  pieces: number,
-  pause: () => Promise<void>,
-): Promise<{ order: number[]; mostBetweenTicks: number }> {
-  const order: number[] = [];
-  let sinceTick = 0;
-  let mostBetweenTicks = 0;
+function perTurn(): { piece(): void; most(): number } {
+  let since = 0;
+  let most = 0;
   let done = false;
   const tick = (): void => {
-    mostBetweenTicks = Math.max(mostBetweenTicks, sinceTick);
-    sinceTick = 0;
+    most = Math.max(most, since);
+    since = 0;
     if (!done) setImmediate(tick);
   };
   setImmediate(tick);
+  return {
+    piece: () => void since++,
+    most: () => {
+      done = true;
+      return Math.max(most, since);
+    },
+  };
+}
+
+/** Pieces of work done by `readers` callers side by side, each waiting on `pause` before each: who ran, in order. */
+async function sideBySide(readers: number, pieces: number, pause: () => Promise<void>): Promise<{ order: number[]; mostPerTurn: number }> {
+  const order: number[] = [];
+  const turns = perTurn();
   await Promise.all(
     Array.from({ length: readers }, async (_, r) => {
       for (let i = 0; i < pieces; i++) {
         await pause();
         order.push(r);
-        sinceTick++;
+        turns.piece();
       }
     }),
   );
-  done = true;
-  return { order, mostBetweenTicks };
+  return { order, mostPerTurn: turns.most() };
 }
 
 describe('event loop turns', () => {
   it('lets ten readers take turns, one piece per turn of the loop, so the loop turns between any two pieces', async () => {
-    const { order, mostBetweenTicks } = await sideBySide(10, 5, eventLoopTurn);
+    const { order, mostPerTurn } = await sideBySide(10, 5, eventLoopTurn);
     // Round robin: each reader's piece in turn, in the order they asked.
     assert.deepEqual(order.slice(0, 20), [...Array(10).keys(), ...Array(10).keys()]);
-    assert.ok(mostBetweenTicks <= 2, `${mostBetweenTicks} pieces ran in one turn of the loop`);
+    assert.ok(mostPerTurn <= 2, `${mostPerTurn} pieces ran in one turn of the loop`);
     // What a plain setImmediate per piece does: every waiting reader's piece in the same turn.
     const plain = await sideBySide(10, 5, () => new Promise(setImmediate));
-    assert.ok(plain.mostBetweenTicks >= 10, `setImmediate: ${plain.mostBetweenTicks}`);
+    assert.ok(plain.mostPerTurn >= 10, `setImmediate: ${plain.mostPerTurn}`);
   });
 
   it('ten line readers side by side take turns chunk by chunk, the loop turns between their chunks, and each reads its file whole', async () => {
@@ -60,15 +67,7 @@ describe('event loop turns', () => {
         return path;
       });
       const chunksSeen: number[] = [];
-      let sinceTick = 0;
-      let mostBetweenTicks = 0;
-      let done = false;
-      const tick = (): void => {
-        mostBetweenTicks = Math.max(mostBetweenTicks, sinceTick);
-        sinceTick = 0;
-        if (!done) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const turns = perTurn();
       const counts = await Promise.all(
         files.map(async (path, f) => {
           let n = 0;
@@ -77,7 +76,7 @@ describe('event loop turns', () => {
             const chunk = Math.floor(line.start / (8 << 10));
             if (chunk !== last) {
               chunksSeen.push(f);
-              sinceTick++;
+              turns.piece();
             }
             last = chunk;
             assert.equal(line.buf.toString('utf8', line.from, line.to), `file ${f} line ${n}`);
@@ -86,10 +85,10 @@ describe('event loop turns', () => {
           return n;
         }),
       );
-      done = true;
+      const mostPerTurn = turns.most();
       assert.deepEqual(counts, Array(10).fill(4000));
       // A message from the page waits behind a chunk or two, not a chunk of every reader.
-      assert.ok(mostBetweenTicks <= 3, `${mostBetweenTicks} chunks were parsed in one turn of the loop`);
+      assert.ok(mostPerTurn <= 3, `${mostPerTurn} chunks were parsed in one turn of the loop`);
       // Once all have started, no reader is more than two chunks ahead of another.
       const perReader = Array<number>(10).fill(0);
       for (const f of chunksSeen) {
