@@ -28,6 +28,8 @@ export type Browse = typeof BROWSE;
 
 interface Choice<T> extends vscode.QuickPickItem {
   value: T | Browse;
+  /** What the item is, across updates of the list (default: its label and description): what was picked stays picked. */
+  key?: string;
 }
 
 interface AskOptions {
@@ -59,11 +61,18 @@ async function ask<T>(
   let done = false;
   const gone = new Promise<undefined>((resolve) => qp.onDidHide(() => resolve(undefined)));
   const browse: Choice<T>[] = opts.browse ? [{ label: opts.browse, value: BROWSE, alwaysShow: true }] : [];
+  const keyOf = (c: Choice<T>) => c.key ?? `${c.label}\0${c.description ?? ''}`;
   const show = (items: Choice<T>[]) => {
     if (done) return;
     const separator: Choice<T>[] =
       items.length && browse.length ? [{ label: '', kind: vscode.QuickPickItemKind.Separator, value: BROWSE }] : [];
+    // New items clear the selection and move the highlight to the first: an update that came while the user was picking
+    // (the hosts listed anew) keeps what they had picked and highlighted.
+    const picked = new Set(qp.selectedItems.map(keyOf));
+    const active = new Set(qp.activeItems.map(keyOf));
     qp.items = [...items, ...separator, ...browse];
+    if (picked.size) qp.selectedItems = qp.items.filter((c) => picked.has(keyOf(c)));
+    if (active.size) qp.activeItems = qp.items.filter((c) => active.has(keyOf(c)));
     qp.placeholder = items.length ? (opts.atLeast ? `Pick at least ${opts.atLeast}, then press Enter` : undefined) : opts.empty;
   };
   qp.show();
@@ -115,7 +124,12 @@ export interface PickRunOptions {
 function runChoices(deps: Deps, filter: (run: RunInfo) => boolean = () => true) {
   const tree = deps.trees.runs;
   const choices = (): Choice<RunInfo>[] =>
-    runPickItems(tree.runs.filter(filter)).map(({ run, ...item }) => ({ ...item, iconPath: runStateIcon(run.state), value: run }));
+    runPickItems(tree.runs.filter(filter)).map(({ run, ...item }) => ({
+      ...item,
+      iconPath: runStateIcon(run.state),
+      value: run,
+      key: `${run.host}\0${run.record.id}`,
+    }));
   return async (update: (items: Choice<RunInfo>[]) => void): Promise<Choice<RunInfo>[]> => {
     const listing = tree.refresh();
     if (!tree.runs.length) {
