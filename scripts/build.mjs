@@ -89,6 +89,16 @@ const builds = [
   },
   {
     ...common,
+    // The thread that parses a big local log into the metrics cache for the dashboard (cache-fill-workers.ts starts it).
+    entryPoints: { 'metrics-worker': join(root, 'src/core/metrics/parse-worker.ts') },
+    outdir: join(root, 'dist'),
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: nodeExternal,
+  },
+  {
+    ...common,
     // The PHI scan's worker thread is its own bundle beside the CLI and the extension (both start it from dist/).
     entryPoints: { 'phi-worker': join(root, 'src/core/phi/scan-worker.ts') },
     outdir: join(root, 'dist'),
@@ -160,7 +170,7 @@ if (watch) {
       });
     },
   });
-  const names = ['extension', 'cli', 'phi-worker', 'webviews'];
+  const names = ['extension', 'cli', 'metrics-worker', 'phi-worker', 'webviews'];
   const contexts = await Promise.all(
     builds.map((b, i) => esbuild.context({ ...b, plugins: [...(b.plugins ?? []), watchReport(names[i])] })),
   );
@@ -169,6 +179,6 @@ if (watch) {
   await Promise.all(builds.map((b) => esbuild.build(b)));
   const schemaCount = finishCli();
   console.log(
-    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, phi-worker, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
+    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, metrics-worker, phi-worker, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
   );
 }

@@ -125,7 +125,8 @@ export class SeriesCharts {
 
   private pyramid(key: string, col: Float64Column): EnvelopePyramid {
     let p = this.pyramids.get(key);
-    if (!p) this.pyramids.set(key, (p = new EnvelopePyramid(col)));
+    // A series that took a cached parse has new columns (MetricSeries.replaceWith).
+    if (p?.col !== col) this.pyramids.set(key, (p = new EnvelopePyramid(col)));
     return p;
   }
 

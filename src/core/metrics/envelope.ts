@@ -55,7 +55,7 @@ class Level {
 export class EnvelopePyramid {
   private readonly levels: Level[] = [];
 
-  constructor(private readonly col: Float64Column) {}
+  constructor(readonly col: Float64Column) {}
 
   /** Recomputes the blocks from the first changed row on; appends touch only the last blocks. */
   private refresh(): void {

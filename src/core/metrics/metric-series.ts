@@ -38,6 +38,17 @@ export class MetricSeries {
     this.revision += steps.length;
   }
 
+  /**
+   * Takes a cached parse of the log this series was read from, in place of what it holds: the parse of the whole log on
+   * another thread (MetricsFollower), of which the rows read here so far are the first.
+   */
+  replaceWith(steps: number[], observed: number[], cols: Array<[string, Float64Column]>): void {
+    this.steps.length = 0;
+    this.observed.length = 0;
+    this.cols.clear();
+    this.adopt(steps, observed, cols);
+  }
+
   /** When each row was seen being written (NaN where it was not), for a metrics cache file. */
   observedTimes(): readonly number[] {
     return this.observed;

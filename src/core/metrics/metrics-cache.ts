@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { z } from 'zod';
 import type { Host } from '../remote/host';
 import { BLOCK_BYTES, processBlockSpill, type BlockSpill } from './block-spill';
@@ -78,6 +79,21 @@ const closeWhenCollected = new FinalizationRegistry<number>((fd) => closeSync(fd
 
 let tmpCount = 0;
 
+/** What a parse worker is asked: parse the local log at `path` into the cache in `dir` (parse-worker.ts). */
+export interface CacheFillJob {
+  dir: string;
+  maxBytes: number;
+  minLogBytes: number;
+  /** The local host's name (cache files are known by host and path). */
+  host: string;
+  path: string;
+}
+
+/** Runs fill jobs on other threads; resolves with the problems the worker's cache reported. */
+export interface CacheFiller {
+  fill(job: CacheFillJob): Promise<string[]>;
+}
+
 /**
  * Parsed metrics logs on this machine, one file per log (by host and path), so a dashboard opened again reads from
  * where the last one stopped instead of the whole log: a 211 MB verl log is a 52 MB file of 64 KB column blocks,
@@ -91,8 +107,8 @@ export class MetricsCache {
    * The cache in `dir` as a size setting asks (`medrl.metrics.cacheSizeMB`): none for 0 or less, and what the folder
    * kept is removed (a failure to remove it goes to `onProblem`).
    */
-  static sized(dir: string, sizeMB: number, onProblem: (message: string) => void): MetricsCache | undefined {
-    if (sizeMB > 0) return new MetricsCache(dir, { maxBytes: sizeMB * 1e6, onProblem });
+  static sized(dir: string, sizeMB: number, onProblem: (message: string) => void, filler?: CacheFiller): MetricsCache | undefined {
+    if (sizeMB > 0) return new MetricsCache(dir, { maxBytes: sizeMB * 1e6, onProblem, filler });
     rm(dir, { recursive: true, force: true }).catch((err: unknown) =>
       onProblem(`metrics cache: could not remove ${dir} (${errorMessage(err)})`),
     );
@@ -100,9 +116,10 @@ export class MetricsCache {
   }
 
   readonly minLogBytes: number;
-  private readonly maxBytes: number;
+  readonly maxBytes: number;
   private readonly onProblem: (message: string) => void;
   private readonly spill: BlockSpill;
+  private readonly filler: CacheFiller | undefined;
 
   constructor(
     readonly dir: string,
@@ -112,12 +129,40 @@ export class MetricsCache {
       /** What went wrong with a cache file (damaged, or not written): the log is read whole instead. */
       onProblem?: (message: string) => void;
       spill?: BlockSpill;
+      /** Parses a big local log into this cache on another thread (cache-fill-workers.ts), so the caller's stays free. */
+      filler?: CacheFiller;
     } = {},
   ) {
     this.minLogBytes = opts.minLogBytes ?? DEFAULT_MIN_LOG_BYTES;
     this.maxBytes = opts.maxBytes ?? DEFAULT_MAX_CACHE_BYTES;
     this.onProblem = opts.onProblem ?? (() => {});
     this.spill = opts.spill ?? processBlockSpill;
+    this.filler = opts.filler;
+  }
+
+  /** Whether `fill` can parse a log of `host` on another thread. */
+  canFill(host: Host): boolean {
+    return this.filler !== undefined && host.kind === 'local';
+  }
+
+  /**
+   * Parses the local log at `path` into this cache on another thread; `load` then finds it, unless the log is one a cache
+   * does not keep (TRL console output, unreadable lines). What went wrong goes to onProblem: the caller parses it itself.
+   */
+  async fill(host: Host, path: string): Promise<void> {
+    if (!this.filler || host.kind !== 'local') return;
+    try {
+      const problems = await this.filler.fill({
+        dir: this.dir,
+        maxBytes: this.maxBytes,
+        minLogBytes: this.minLogBytes,
+        host: host.name,
+        path,
+      });
+      for (const p of problems) this.onProblem(p);
+    } catch (err) {
+      this.onProblem(`metrics cache: could not parse ${path} on a worker thread (${errorMessage(err)}); it is read here`);
+    }
   }
 
   private fileOf(host: Host, path: string): string {
@@ -205,7 +250,8 @@ export class MetricsCache {
           at += c.blocks * BLOCK_BYTES;
         }
       }
-      const tmp = `${file}.${process.pid}.${++tmpCount}.tmp`;
+      // Each thread counts its own: a parse worker's (parse-worker.ts) and the main thread's names must differ.
+      const tmp = `${file}.${process.pid}.${threadId}.${++tmpCount}.tmp`;
       const fh = await open(tmp, 'wx', 0o600);
       try {
         const json = headerBytes(header);

@@ -5,12 +5,14 @@ import { MetricSeries } from './metric-series';
 import { MetricLogParser, type Framework, type LineProblem } from './metric-log-parser';
 import { parseTrainerState } from './trl-trainer-state';
 import { MissingValues } from './missing-values';
-import type { MetricsCache } from './metrics-cache';
+import type { CachedParse, MetricsCache } from './metrics-cache';
 
 /** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
 const CHUNK = 4 << 20;
 /** Room past the size a live poll saw, for lines finished since: a poll reads what is new in one range of about its size. */
 const GROWTH = 64 << 10;
+/** Below this a log parses here in a fraction of a second: a worker thread's start (cache.fill) costs more than it saves. */
+const FILL_MIN_BYTES = 32 << 20;
 /** How much of a live log's unfinished last line is read for the training bar (tqdm redraws are ~100 bytes each). */
 const PEEK_BYTES = 64 << 10;
 
@@ -39,7 +41,8 @@ export interface PollResult {
  * the next poll, on the host's next connection, reads only what it had not.
  */
 export class MetricsFollower {
-  readonly parser: MetricLogParser;
+  /** Replaced when a parse of the whole log done on another thread is taken (takeFilled). */
+  parser: MetricLogParser;
   private offset = 0;
   private stateStamp = '';
   private stateProblems: Problem[] = [];
@@ -47,6 +50,8 @@ export class MetricsFollower {
   /** Whether the cache was looked in (once, before the first read), and the offset its file holds. */
   private cacheLooked = false;
   private cachedOffset = 0;
+  /** The parse of this log into the cache on another thread, under way (restoreCached started it). */
+  private filling: Promise<CachedParse | undefined> | undefined;
 
   constructor(
     readonly host: Host,
@@ -81,6 +86,9 @@ export class MetricsFollower {
   async poll(opts: PollOptions = {}): Promise<PollResult> {
     if (this.isTrainerState) return this.pollTrainerState();
     if (this.cache && !this.cacheLooked) await this.restoreCached(this.cache);
+    // While the whole log is parsed on another thread, the first slice is read here (charts show its start at once);
+    // the next poll takes the whole parse and reads on from where it stopped.
+    if (this.filling && (opts.maxBytes === undefined || this.offset > 0)) await this.takeFilled(this.filling);
     const size = (await this.host.stat(this.path)).size;
     const restarted = size < this.offset;
     if (restarted) {
@@ -147,7 +155,10 @@ export class MetricsFollower {
     return { steps, restarted, more };
   }
 
-  /** Before the first read: takes the cached parse of this log, if any, and reads on from its offset. */
+  /**
+   * Before the first read: takes the cached parse of this log, if any (a big local log is first parsed into the cache on
+   * another thread, where the cache can), and reads on from its offset.
+   */
   private async restoreCached(cache: MetricsCache): Promise<void> {
     if (this.offset > 0 || this.series.length > 0) {
       this.cacheLooked = true; // a run's second source adds to what the first gave
@@ -156,8 +167,29 @@ export class MetricsFollower {
     // A host error (a dropped connection) fails this poll; the next one looks again.
     const hit = await cache.load(this.host, this.path);
     this.cacheLooked = true;
-    if (!hit) return;
-    this.series.adopt(hit.steps, hit.observed, hit.columns);
+    if (hit) {
+      this.series.adopt(hit.steps, hit.observed, hit.columns);
+      this.parser.restore(hit.parser);
+      this.offset = this.cachedOffset = hit.offset;
+    } else if (cache.canFill(this.host) && (await this.host.stat(this.path)).size >= FILL_MIN_BYTES) {
+      // A big local log is parsed into the cache on another thread, which leaves this one to its messages.
+      const filling = cache.fill(this.host, this.path).then(() => cache.load(this.host, this.path));
+      // Marked handled until takeFilled awaits it, which throws what it threw (a host error, as a poll's own read would).
+      filling.catch(() => undefined);
+      this.filling = filling;
+    }
+  }
+
+  /** Takes the parse of the whole log done on another thread, in place of the rows read here so far (its first ones). */
+  private async takeFilled(filling: Promise<CachedParse | undefined>): Promise<void> {
+    this.filling = undefined;
+    // What was read here already has problems (or is TRL output): the cache will not keep the log; read on here.
+    if (!this.parser.cacheState()) return;
+    const hit = await filling;
+    // Not kept (the worker failed, and the cache said why): this thread reads on from where it is.
+    if (!hit || hit.offset < this.offset) return;
+    this.series.replaceWith(hit.steps, hit.observed, hit.columns);
+    this.parser = new MetricLogParser(this.series);
     this.parser.restore(hit.parser);
     this.offset = this.cachedOffset = hit.offset;
   }

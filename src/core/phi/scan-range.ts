@@ -1,7 +1,8 @@
-import { existsSync, closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startBundledWorker } from '../io/bundled-worker';
 import { malformedLine } from '../datasets/jsonl-reader';
 import { nameWords } from './name-lexicon';
 import type { DatasetReader } from '../datasets/dataset-reader';
@@ -48,15 +49,12 @@ export function phiWorkerCount(threads: number | 'auto' = 1): number {
 
 /** A worker from its bundle beside this one (dist/phi-worker.js), or from its source through tsx (tests, benchmarks). */
 function startWorker(): Worker {
-  const bundled = join(__dirname, 'phi-worker.js');
   // The name lexicon's words are read once here; each worker builds its lookup from them instead of loading compromise.
   const workerData = { names: nameWords() };
   // A small young generation keeps each worker's memory down (peak RSS of a 0.1 GB scan on 2 cores: 297 → 266 MB). A
   // limit on the old generation would save more, but a worker past it aborts the whole process (a long line, dense findings).
   const resourceLimits = { maxYoungGenerationSizeMb: 8 };
-  if (existsSync(bundled)) return new Worker(bundled, { workerData, resourceLimits });
-  const source = JSON.stringify(join(__dirname, 'scan-worker.ts'));
-  return new Worker(`require('tsx/cjs'); require(${source});`, { eval: true, workerData });
+  return startBundledWorker(join(__dirname, 'phi-worker.js'), join(__dirname, 'scan-worker.ts'), { workerData, resourceLimits });
 }
 
 /**

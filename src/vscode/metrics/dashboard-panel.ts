@@ -18,6 +18,7 @@ import { valueText } from '../../core/runs/provenance-text';
 import { changePointText, resumeChanges } from '../../core/runs/provenance-changes';
 import { colourSlots } from '../../core/metrics/colour-slots';
 import { MetricsCache } from '../../core/metrics/metrics-cache';
+import { CacheFillWorkers } from '../../core/metrics/cache-fill-workers';
 
 /** Something to chart: a run folder or a metrics file on a host. */
 export interface DashboardTarget {
@@ -359,11 +360,14 @@ class Dashboard {
   }
 }
 
+/** Every dashboard's big local logs share these workers, so ten runs opened in two dashboards still take turns. */
+const cacheFillWorkers = new CacheFillWorkers();
+
 /** The metrics cache in the extension's storage, or none when `medrl.metrics.cacheSizeMB` is 0 (what it kept is removed). */
 function metricsCache(deps: Deps): MetricsCache | undefined {
   const dir = vscode.Uri.joinPath(deps.ctx.extension.globalStorageUri, 'metrics-cache').fsPath;
   const mb = vscode.workspace.getConfiguration('medrl.metrics').get<number>('cacheSizeMB', 1024);
-  return MetricsCache.sized(dir, mb, (message) => deps.ctx.log.warn(message));
+  return MetricsCache.sized(dir, mb, (message) => deps.ctx.log.warn(message), cacheFillWorkers);
 }
 
 function basename(p: string): string {

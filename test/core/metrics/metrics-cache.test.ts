@@ -8,23 +8,8 @@ import { CountingHost } from '../../fixtures/counting-host';
 import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
 import { MetricsCache } from '../../../src/core/metrics/metrics-cache';
 import { BlockSpill } from '../../../src/core/metrics/block-spill';
-import type { MetricSeries } from '../../../src/core/metrics/metric-series';
 import { denseStepLine, seeded, writeDenseVerlSteps } from './verl-log-generator';
-
-/** Every step, and every metric's value or absence at it, as a user would read them (NaN and "not logged" apart). */
-function assertSameSeries(got: MetricSeries, want: MetricSeries): void {
-  assert.deepEqual(got.steps, want.steps);
-  assert.deepEqual(got.metricNames(), want.metricNames());
-  for (const name of want.metricNames()) {
-    const a = got.existingColumn(name)!;
-    const b = want.existingColumn(name)!;
-    assert.equal(a.length, b.length, name);
-    for (let i = 0; i < b.length; i++) {
-      if (a.has(i) !== b.has(i) || !Object.is(a.get(i), b.get(i)))
-        assert.fail(`${name} at row ${i}: ${a.value(i)} read from the cache, ${b.value(i)} parsed`);
-    }
-  }
-}
+import { assertSameSeries } from './same-series';
 
 async function parsed(host: LocalHost, file: string, cache?: MetricsCache): Promise<MetricsFollower> {
   const f = new MetricsFollower(host, file, undefined, cache);

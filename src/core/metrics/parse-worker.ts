@@ -1,0 +1,24 @@
+import { parentPort } from 'node:worker_threads';
+import { errorMessage } from '../errors/located-error';
+import { LocalHost } from '../remote/local-host';
+import { MetricsCache, type CacheFillJob } from './metrics-cache';
+import { MetricSeries } from './metric-series';
+import { MetricsFollower } from './metrics-follower';
+
+/*
+ * A worker thread that parses a local metrics log into the metrics cache (cache-fill-workers.ts starts it): the thread
+ * that asked then takes the parse from the cache file, whose blocks it reads only as charts ask for them.
+ */
+parentPort?.on('message', (job: CacheFillJob) => {
+  const problems: string[] = [];
+  const cache = new MetricsCache(job.dir, {
+    maxBytes: job.maxBytes,
+    minLogBytes: job.minLogBytes,
+    onProblem: (message) => problems.push(message),
+  });
+  // A poll reads the log to its end and writes the cache file, as the dashboard's own first read would.
+  new MetricsFollower(new LocalHost(job.host), job.path, new MetricSeries(), cache).poll().then(
+    () => parentPort?.postMessage({ problems }),
+    (err: unknown) => parentPort?.postMessage({ problems, failed: errorMessage(err) }),
+  );
+});

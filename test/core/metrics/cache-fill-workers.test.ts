@@ -1,0 +1,87 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { LocalHost } from '../../../src/core/remote/local-host';
+import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
+import { MetricsCache } from '../../../src/core/metrics/metrics-cache';
+import { CacheFillWorkers } from '../../../src/core/metrics/cache-fill-workers';
+import { SeriesCharts } from '../../../src/core/metrics/chart-view';
+import { assertSameSeries } from './same-series';
+import { denseStepLine, seeded, writeDenseVerlSteps } from './verl-log-generator';
+
+/** A first read of a log, and how busy it kept this thread's event loop (0: idle, 1: never free for anything else). */
+async function firstRead(file: string, cache?: MetricsCache): Promise<{ f: MetricsFollower; busy: number }> {
+  const f = new MetricsFollower(new LocalHost(), file, undefined, cache);
+  const start = performance.eventLoopUtilization();
+  await f.poll();
+  return { f, busy: performance.eventLoopUtilization(start).utilization };
+}
+
+describe('big local logs parsed into the metrics cache on worker threads', () => {
+  let root: string;
+  let log: string;
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'medrl-cache-fill-'));
+    log = join(root, 'output.log');
+    // About 36 MB: past the size below which a log is parsed on the thread that asks.
+    await writeDenseVerlSteps(log, 17_000, { step: 12_345, value: 50 });
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('gives the series a parse here gives, while this thread stays free, and keeps it in the cache', async () => {
+    const here = await firstRead(log);
+    const problems: string[] = [];
+    const dir = join(root, 'cache');
+    const cache = new MetricsCache(dir, { filler: new CacheFillWorkers(2), onProblem: (m) => problems.push(m) });
+    const offloaded = await firstRead(log, cache);
+    assertSameSeries(offloaded.f.series, here.f.series);
+    assert.equal(offloaded.f.framework, 'verl');
+    assert.deepEqual(problems, []);
+    assert.equal(readdirSync(dir).filter((n) => n.endsWith('.bin')).length, 1, 'the worker wrote the cache file');
+    assert.ok(here.busy > 0.8, `a parse here keeps the event loop busy (${here.busy.toFixed(2)})`);
+    assert.ok(offloaded.busy < 0.4, `with a worker the event loop is mostly free (${offloaded.busy.toFixed(2)})`);
+  });
+
+  it('shows the first slice read here at once, then takes the whole parse: charts then show what lies past that slice', async () => {
+    const here = await firstRead(log);
+    const growing = join(root, 'growing.log');
+    copyFileSync(log, growing);
+    const cache = new MetricsCache(join(root, 'cache-sliced'), { filler: new CacheFillWorkers(1) });
+    const f = new MetricsFollower(new LocalHost(), growing, undefined, cache);
+    // The dashboard's reads: a 4 MB slice first, then 32 MB ones.
+    assert.equal((await f.poll({ maxBytes: 4 << 20 })).more, true);
+    const first = f.series.length;
+    assert.ok(first > 1000 && first < 3000, `the first slice's steps (${first})`);
+    const charts = new SeriesCharts(f.series);
+    const reward = () => charts.line({ key: 'critic/score/mean', axis: 'step', range: null, width: 800, smoothing: 0 })!;
+    assert.ok(Math.max(...reward().hi.filter((v): v is number => v !== null)) < 50, 'the spike at step 12,345 is not read yet');
+    assert.equal((await f.poll({ maxBytes: 32 << 20 })).more, false);
+    assertSameSeries(f.series, here.f.series);
+    assert.equal(Math.max(...reward().hi.filter((v): v is number => v !== null)), 50, 'the chart shows the spike past the first slice');
+    // And the log followed on from the cached parse's end.
+    appendFileSync(growing, `${denseStepLine(17_001, seeded(3))}\n`);
+    await f.poll();
+    assert.equal(f.series.steps.at(-1), 17_001);
+    assert.equal(f.series.length, 17_001);
+  });
+
+  it('reads a log the cache does not keep (an unreadable line) here, with its problem and line', async () => {
+    const bad = join(root, 'bad.log');
+    copyFileSync(log, bad);
+    appendFileSync(bad, '(TaskRunner pid=1) step:17001 - actor/pg_loss:0.1 - critic/score/mean:oops\n');
+    const dir = join(root, 'cache-bad');
+    const problems: string[] = [];
+    const cache = new MetricsCache(dir, { filler: new CacheFillWorkers(1), onProblem: (m) => problems.push(m) });
+    const { f } = await firstRead(bad, cache);
+    assert.equal(f.series.steps.at(-1), 17_001);
+    assert.equal(f.series.length, 17_001);
+    const found = await f.problems();
+    assert.equal(found.length, 1);
+    assert.equal(found[0]!.line, 17_001 + Math.floor(17_000 / 50), 'the unreadable line, counted with the warnings');
+    assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], [], 'no cache file for a log with problems');
+    assert.deepEqual(problems, []);
+  });
+});
