@@ -2,6 +2,7 @@ import type { Host } from '../remote/host';
 import { stripAnsi } from '../format/terminal-text';
 import { headline, HEADLINES, primaryHeadlines } from '../metrics/headline';
 import { RunMetrics } from '../metrics/run-metrics';
+import type { MetricsCache } from '../metrics/metrics-cache';
 import type { RunInfo } from './list-runs';
 import { isActive } from './run-record';
 import { stateLabel, stepLabel } from './run-summary';
@@ -100,10 +101,11 @@ export interface LastMetric {
 /**
  * The last value of the run's headline metric, read from its metrics files the way the dashboard reads them (verl
  * metrics.jsonl, else output.log; TRL output.log, else trainer_state.json): the reward for GRPO/PPO (verl
- * `critic/score/mean`, TRL `reward`), the reward margin for DPO, the loss for SFT.
+ * `critic/score/mean`, TRL `reward`), the reward margin for DPO, the loss for SFT. Read through the dashboard's metrics
+ * `cache`, if given, so a big log read when its run ends is not read again when its dashboard opens.
  */
-export async function lastHeadline(host: Host, run: RunInfo): Promise<LastMetric | undefined> {
-  const metrics = new RunMetrics(host, { host: run.host, dir: run.record.dir, framework: run.record.framework });
+export async function lastHeadline(host: Host, run: RunInfo, cache?: MetricsCache): Promise<LastMetric | undefined> {
+  const metrics = new RunMetrics(host, { host: run.host, dir: run.record.dir, framework: run.record.framework }, cache);
   await metrics.poll({ final: true });
   const h = headline(metrics.series, metrics.framework);
   for (const id of primaryHeadlines(run.record.algorithm)) {

@@ -17,8 +17,8 @@ import { diffProvenance } from '../../core/runs/provenance-diff';
 import { valueText } from '../../core/runs/provenance-text';
 import { changePointText, resumeChanges } from '../../core/runs/provenance-changes';
 import { colourSlots } from '../../core/metrics/colour-slots';
-import { MetricsCache } from '../../core/metrics/metrics-cache';
-import { CacheFillWorkers } from '../../core/metrics/cache-fill-workers';
+import type { MetricsCache } from '../../core/metrics/metrics-cache';
+import { metricsCache } from './metrics-cache-setting';
 
 /** Something to chart: a run folder or a metrics file on a host. */
 export interface DashboardTarget {
@@ -94,7 +94,7 @@ class Dashboard {
     targets: DashboardTarget[],
   ) {
     this.runs = targets.map((target, i) => ({ id: `r${i}`, target, told: '', live: true, error: null, problemsShown: '' }));
-    this.cache = metricsCache(deps);
+    this.cache = metricsCache(deps.ctx);
   }
 
   private send(m: ToDashboard): void {
@@ -358,16 +358,6 @@ class Dashboard {
     this.disposed = true;
     this.closed.abort();
   }
-}
-
-/** Every dashboard's big local logs share these workers, so ten runs opened in two dashboards still take turns. */
-const cacheFillWorkers = new CacheFillWorkers();
-
-/** The metrics cache in the extension's storage, or none when `medrl.metrics.cacheSizeMB` is 0 (what it kept is removed). */
-function metricsCache(deps: Deps): MetricsCache | undefined {
-  const dir = vscode.Uri.joinPath(deps.ctx.extension.globalStorageUri, 'metrics-cache').fsPath;
-  const mb = vscode.workspace.getConfiguration('medrl.metrics').get<number>('cacheSizeMB', 1024);
-  return MetricsCache.sized(dir, mb, (message) => deps.ctx.log.warn(message), cacheFillWorkers);
 }
 
 function basename(p: string): string {

@@ -15,6 +15,7 @@ import {
   type WatchedRun,
 } from '../../core/runs/watched-runs';
 import type { Ctx } from '../ctx';
+import { metricsCache } from '../metrics/metrics-cache-setting';
 import type { RunsRefresh, RunsTree } from './runs-tree';
 
 /** Workspace state key of the runs submitted from this workspace and not announced yet (hosts and ids only). */
@@ -113,7 +114,7 @@ export class RunWatch implements vscode.Disposable {
   /** The run's last headline metric; a run whose metrics cannot be read is still announced, without it. */
   private async lastMetric(run: RunInfo): Promise<LastMetric | undefined> {
     try {
-      return await lastHeadline(await this.pool.get(run.host), run);
+      return await lastHeadline(await this.pool.get(run.host), run, metricsCache(this.ctx));
     } catch (err) {
       this.ctx.log.warn(`metrics of ${run.record.id}: ${errorMessage(err)}`);
       return undefined;

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
@@ -17,6 +17,10 @@ import {
   type ListedHost,
   type WatchedRun,
 } from '../../../src/core/runs/watched-runs';
+import { MetricsCache } from '../../../src/core/metrics/metrics-cache';
+import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
+import { CountingHost } from '../../fixtures/counting-host';
+import { writeDenseVerlSteps } from '../metrics/verl-log-generator';
 
 function run(id: string, state: RunState, more: Partial<RunInfo> & { kind?: 'train' | 'service'; dir?: string } = {}): RunInfo {
   const { kind = 'train', dir = `/runs/${id}`, ...rest } = more;
@@ -168,6 +172,24 @@ describe('the last headline of a finished run, from its metrics files', () => {
         .join('\n') + '\n',
     );
     assert.deepEqual(await lastHeadline(host, run('grpo-1', 'succeeded', { dir })), { title: 'reward', value: 0.625, step: 2 });
+  });
+
+  it("reads a big log through the metrics cache: the run's dashboard then reads only the cache and a few samples", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-watch-'));
+    try {
+      const log = join(dir, 'output.log');
+      await writeDenseVerlSteps(log, 9000, { step: 9000, value: 0.875 });
+      const cache = new MetricsCache(join(dir, 'cache'), { minLogBytes: 1 << 20 });
+      const got = await lastHeadline(host, run('grpo-1', 'succeeded', { dir }), cache);
+      assert.deepEqual(got, { title: 'reward', value: 0.875, step: 9000 });
+      const counting = new CountingHost();
+      const dashboard = new MetricsFollower(counting, log, undefined, cache);
+      await dashboard.poll();
+      assert.equal(dashboard.series.length, 9000);
+      assert.ok(counting.bytesRead < 256 << 10, `the dashboard read ${counting.bytesRead} bytes of a 23 MB log`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('TRL GRPO (a real run folder): the last `reward` TRL itself recorded in trainer_state.json', async () => {
