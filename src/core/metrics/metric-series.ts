@@ -28,25 +28,19 @@ export class MetricSeries {
     return this.steps.length;
   }
 
-  /** Takes a run's steps, times seen and columns as a metrics cache file held them; only an empty series can. */
-  adopt(steps: number[], observed: number[], cols: Array<[string, Float64Column]>): void {
-    if (this.steps.length > 0 || this.cols.size > 0) throw new Error('a metric series that holds steps cannot take cached ones');
-    // One at a time: spreading a million steps into push would pass a million arguments.
-    for (const step of steps) this.steps.push(step);
-    for (const t of observed) this.observed.push(t);
-    for (const [k, col] of cols) this.cols.set(k, col);
-    this.revision += steps.length;
-  }
-
   /**
-   * Takes a cached parse of the log this series was read from, in place of what it holds: the parse of the whole log on
-   * another thread (MetricsFollower), of which the rows read here so far are the first.
+   * Takes a run's steps, times seen and columns as a metrics cache file held them, in place of what it holds: nothing
+   * (a dashboard opened again), or the first rows of the same log (read while another thread parsed all of it).
    */
   replaceWith(steps: number[], observed: number[], cols: Array<[string, Float64Column]>): void {
     this.steps.length = 0;
     this.observed.length = 0;
     this.cols.clear();
-    this.adopt(steps, observed, cols);
+    // One at a time: spreading a million steps into push would pass a million arguments.
+    for (const step of steps) this.steps.push(step);
+    for (const t of observed) this.observed.push(t);
+    for (const [k, col] of cols) this.cols.set(k, col);
+    this.revision += steps.length;
   }
 
   /** When each row was seen being written (NaN where it was not), for a metrics cache file. */

@@ -150,9 +150,9 @@ export class MetricsCache {
    * does not keep (TRL console output, unreadable lines). What went wrong goes to onProblem: the caller parses it itself.
    */
   async fill(host: Host, path: string): Promise<void> {
-    if (!this.filler || host.kind !== 'local') return;
+    if (!this.canFill(host)) return;
     try {
-      const problems = await this.filler.fill({
+      const problems = await this.filler!.fill({
         dir: this.dir,
         maxBytes: this.maxBytes,
         minLogBytes: this.minLogBytes,

@@ -167,11 +167,8 @@ export class MetricsFollower {
     // A host error (a dropped connection) fails this poll; the next one looks again.
     const hit = await cache.load(this.host, this.path);
     this.cacheLooked = true;
-    if (hit) {
-      this.series.adopt(hit.steps, hit.observed, hit.columns);
-      this.parser.restore(hit.parser);
-      this.offset = this.cachedOffset = hit.offset;
-    } else if (cache.canFill(this.host) && (await this.host.stat(this.path)).size >= FILL_MIN_BYTES) {
+    if (hit) this.take(hit);
+    else if (cache.canFill(this.host) && (await this.host.stat(this.path)).size >= FILL_MIN_BYTES) {
       // A big local log is parsed into the cache on another thread, which leaves this one to its messages.
       const filling = cache.fill(this.host, this.path).then(() => cache.load(this.host, this.path));
       // Marked handled until takeFilled awaits it, which throws what it threw (a host error, as a poll's own read would).
@@ -187,7 +184,11 @@ export class MetricsFollower {
     if (!this.parser.cacheState()) return;
     const hit = await filling;
     // Not kept (the worker failed, and the cache said why): this thread reads on from where it is.
-    if (!hit || hit.offset < this.offset) return;
+    if (hit && hit.offset >= this.offset) this.take(hit);
+  }
+
+  /** Goes on from a cached parse of this log, in place of what was read here (nothing, or its first rows). */
+  private take(hit: CachedParse): void {
     this.series.replaceWith(hit.steps, hit.observed, hit.columns);
     this.parser = new MetricLogParser(this.series);
     this.parser.restore(hit.parser);
