@@ -16,29 +16,64 @@ export class CacheFillWorkers implements CacheFiller {
   /** `limit`: workers at once; by default one per core but one, at least 2 and at most 4 (each costs about 100 MB). */
   constructor(private readonly limit = Math.min(4, Math.max(2, availableParallelism() - 1))) {}
 
-  async fill(job: CacheFillJob): Promise<string[]> {
+  /**
+   * Parses `job` on a worker; resolves with the problems its cache reported. Once `signal` aborts, a job still waiting
+   * never starts and a running one stops at its next chunk: both reject with the signal's reason.
+   */
+  async fill(job: CacheFillJob, signal?: AbortSignal): Promise<string[]> {
+    signal?.throwIfAborted();
     // A job that ends hands its place to the next one waiting, so no new job can take it in between.
     if (this.running < this.limit) this.running++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else await this.wait(signal);
     try {
-      return await parseOnWorker(job);
+      return await parseOnWorker(job, signal);
     } finally {
       const next = this.waiting.shift();
       if (next) next();
       else this.running--;
     }
   }
+
+  /** Waits for a running job to hand over its place; leaves the queue (and rejects) if `signal` aborts first. */
+  private wait(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const handOver = () => {
+        signal?.removeEventListener('abort', leave);
+        resolve();
+      };
+      const leave = () => {
+        this.waiting.splice(this.waiting.indexOf(handOver), 1);
+        reject(signal!.reason);
+      };
+      this.waiting.push(handOver);
+      signal?.addEventListener('abort', leave, { once: true });
+    });
+  }
 }
 
-function parseOnWorker(job: CacheFillJob): Promise<string[]> {
+interface WorkerReply {
+  problems: string[];
+  failed?: string;
+  /** The worker stopped because it was asked to (a `cancel` message). */
+  cancelled?: boolean;
+}
+
+function parseOnWorker(job: CacheFillJob, signal: AbortSignal | undefined): Promise<string[]> {
   const worker = startBundledWorker(join(__dirname, 'metrics-worker.js'), join(__dirname, 'parse-worker.ts'), {});
+  // Asked to stop rather than terminated: a worker ended while writing the cache file would leave it part-written.
+  const cancel = () => worker.postMessage({ cancel: true });
+  signal?.addEventListener('abort', cancel, { once: true });
   return new Promise<string[]>((resolve, reject) => {
-    worker.once('message', (r: { problems: string[]; failed?: string }) => {
-      if (r.failed !== undefined) reject(new Error(r.failed));
+    worker.once('message', (r: WorkerReply) => {
+      if (r.cancelled) reject(signal?.reason ?? new Error(r.failed));
+      else if (r.failed !== undefined) reject(new Error(r.failed));
       else resolve(r.problems);
     });
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the parse worker stopped (exit code ${code})`)));
-    worker.postMessage(job);
-  }).finally(() => void worker.terminate());
+    worker.postMessage({ job });
+  }).finally(() => {
+    signal?.removeEventListener('abort', cancel);
+    void worker.terminate();
+  });
 }

@@ -89,9 +89,12 @@ export interface CacheFillJob {
   path: string;
 }
 
-/** Runs fill jobs on other threads; resolves with the problems the worker's cache reported. */
+/**
+ * Runs fill jobs on other threads; resolves with the problems the worker's cache reported. A job whose `signal` aborts
+ * stops (or never starts) and rejects with the signal's reason.
+ */
 export interface CacheFiller {
-  fill(job: CacheFillJob): Promise<string[]>;
+  fill(job: CacheFillJob, signal?: AbortSignal): Promise<string[]>;
 }
 
 /**
@@ -148,19 +151,25 @@ export class MetricsCache {
   /**
    * Parses the local log at `path` into this cache on another thread; `load` then finds it, unless the log is one a cache
    * does not keep (TRL console output, unreadable lines). What went wrong goes to onProblem: the caller parses it itself.
+   * Once `signal` aborts (the caller no longer waits for it), the parse stops and nothing is written.
    */
-  async fill(host: Host, path: string): Promise<void> {
+  async fill(host: Host, path: string, signal?: AbortSignal): Promise<void> {
     if (!this.canFill(host)) return;
     try {
-      const problems = await this.filler!.fill({
-        dir: this.dir,
-        maxBytes: this.maxBytes,
-        minLogBytes: this.minLogBytes,
-        host: host.name,
-        path,
-      });
+      const problems = await this.filler!.fill(
+        {
+          dir: this.dir,
+          maxBytes: this.maxBytes,
+          minLogBytes: this.minLogBytes,
+          host: host.name,
+          path,
+        },
+        signal,
+      );
       for (const p of problems) this.onProblem(p);
     } catch (err) {
+      // Stopped as the caller asked: not a problem with the cache.
+      if (signal?.aborted) return;
       this.onProblem(`metrics cache: could not parse ${path} on a worker thread (${errorMessage(err)}); it is read here`);
     }
   }

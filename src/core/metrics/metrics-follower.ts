@@ -50,8 +50,8 @@ export class MetricsFollower {
   /** Whether the cache was looked in (once, before the first read), and the offset its file holds. */
   private cacheLooked = false;
   private cachedOffset = 0;
-  /** The parse of this log into the cache on another thread, under way (restoreCached started it). */
-  private filling: Promise<CachedParse | undefined> | undefined;
+  /** The parse of this log into the cache on another thread, under way (restoreCached started it), and its stop. */
+  private filling: { parse: Promise<CachedParse | undefined>; stop: AbortController } | undefined;
 
   constructor(
     readonly host: Host,
@@ -85,7 +85,7 @@ export class MetricsFollower {
    */
   async poll(opts: PollOptions = {}): Promise<PollResult> {
     if (this.isTrainerState) return this.pollTrainerState();
-    if (this.cache && !this.cacheLooked) await this.restoreCached(this.cache);
+    if (this.cache && !this.cacheLooked) await this.restoreCached(this.cache, opts.signal);
     // While the whole log is parsed on another thread, the first slice is read here (charts show its start at once);
     // the next poll takes the whole parse and reads on from where it stopped.
     if (this.filling && (opts.maxBytes === undefined || this.offset > 0)) await this.takeFilled(this.filling);
@@ -159,7 +159,7 @@ export class MetricsFollower {
    * Before the first read: takes the cached parse of this log, if any (a big local log is first parsed into the cache on
    * another thread, where the cache can), and reads on from its offset.
    */
-  private async restoreCached(cache: MetricsCache): Promise<void> {
+  private async restoreCached(cache: MetricsCache, signal: AbortSignal | undefined): Promise<void> {
     if (this.offset > 0 || this.series.length > 0) {
       this.cacheLooked = true; // a run's second source adds to what the first gave
       return;
@@ -170,19 +170,28 @@ export class MetricsFollower {
     if (hit) this.take(hit);
     else if (cache.canFill(this.host) && (await this.host.stat(this.path)).size >= FILL_MIN_BYTES) {
       // A big local log is parsed into the cache on another thread, which leaves this one to its messages.
-      const filling = cache.fill(this.host, this.path).then(() => cache.load(this.host, this.path));
+      // Stopped when the signal of the poll that started it aborts (the dashboard closed) or when takeFilled will not take it.
+      const stop = new AbortController();
+      signal?.addEventListener('abort', () => stop.abort(signal.reason), { once: true, signal: stop.signal });
+      const parse = cache
+        .fill(this.host, this.path, stop.signal)
+        .then(() => (stop.signal.aborted ? undefined : cache.load(this.host, this.path)));
       // Marked handled until takeFilled awaits it, which throws what it threw (a host error, as a poll's own read would).
-      filling.catch(() => undefined);
-      this.filling = filling;
+      parse.catch(() => undefined);
+      this.filling = { parse, stop };
     }
   }
 
   /** Takes the parse of the whole log done on another thread, in place of the rows read here so far (its first ones). */
-  private async takeFilled(filling: Promise<CachedParse | undefined>): Promise<void> {
+  private async takeFilled(filling: { parse: Promise<CachedParse | undefined>; stop: AbortController }): Promise<void> {
     this.filling = undefined;
-    // What was read here already has problems (or is TRL output): the cache will not keep the log; read on here.
-    if (!this.parser.cacheState()) return;
-    const hit = await filling;
+    // What was read here already has problems (or is TRL output): the cache will not keep the log, so the worker's parse
+    // would be wasted; it stops, and this thread reads on.
+    if (!this.parser.cacheState()) {
+      filling.stop.abort();
+      return;
+    }
+    const hit = await filling.parse;
     // Not kept (the worker failed, and the cache said why): this thread reads on from where it is.
     if (hit && hit.offset >= this.offset) this.take(hit);
   }

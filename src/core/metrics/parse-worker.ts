@@ -7,9 +7,16 @@ import { MetricsFollower } from './metrics-follower';
 
 /*
  * A worker thread that parses a local metrics log into the metrics cache (cache-fill-workers.ts starts it): the thread
- * that asked then takes the parse from the cache file, whose blocks it reads only as charts ask for them.
+ * that asked then takes the parse from the cache file, whose blocks it reads only as charts ask for them. A `cancel`
+ * message stops the read at its next chunk, before the cache file is written (so no part-written file is left).
  */
-parentPort?.on('message', (job: CacheFillJob) => {
+const cancelled = new AbortController();
+parentPort?.on('message', (msg: { job: CacheFillJob } | { cancel: true }) => {
+  if ('cancel' in msg) {
+    cancelled.abort();
+    return;
+  }
+  const { job } = msg;
   const problems: string[] = [];
   const cache = new MetricsCache(job.dir, {
     maxBytes: job.maxBytes,
@@ -17,8 +24,8 @@ parentPort?.on('message', (job: CacheFillJob) => {
     onProblem: (message) => problems.push(message),
   });
   // A poll reads the log to its end and writes the cache file, as the dashboard's own first read would.
-  new MetricsFollower(new LocalHost(job.host), job.path, new MetricSeries(), cache).poll().then(
+  new MetricsFollower(new LocalHost(job.host), job.path, new MetricSeries(), cache).poll({ signal: cancelled.signal }).then(
     () => parentPort?.postMessage({ problems }),
-    (err: unknown) => parentPort?.postMessage({ problems, failed: errorMessage(err) }),
+    (err: unknown) => parentPort?.postMessage({ problems, failed: errorMessage(err), cancelled: cancelled.signal.aborted }),
   );
 });

@@ -289,7 +289,12 @@ class Dashboard {
       // Steps read after the first load are stamped with the time they were seen (wall time for logs without timings).
       // A big log is read in slices, each drawn as it comes: the charts fill in while the rest is read.
       // The first slice is small: ten runs read side by side each show their first steps within a second or so.
-      for (let slice = FIRST_SLICE_BYTES; (await src.poll({ live: !first, final: ended, maxBytes: slice })).more && !this.disposed;) {
+      // Closing the panel stops a read under way (and a parse on a worker thread for this run's log).
+      const signal = this.closed.signal;
+      for (
+        let slice = FIRST_SLICE_BYTES;
+        (await src.poll({ live: !first, final: ended, maxBytes: slice, signal })).more && !this.disposed;
+      ) {
         this.sendMetrics(r);
         slice = SLICE_BYTES;
       }
@@ -300,6 +305,7 @@ class Dashboard {
       this.sendMetrics(r);
       await this.sendStatus(r, src, first || recovered);
     } catch (err) {
+      if (this.closed.signal.aborted) return; // the panel closed: its reads were stopped, nothing to show
       const message = errorMessage(err);
       if (message !== r.error) this.deps.ctx.log.error(`metrics: ${r.target.host}:${r.target.path}: ${message}`);
       r.error = message;

@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
-import { MetricsCache } from '../../../src/core/metrics/metrics-cache';
+import { MetricsCache, type CacheFiller, type CacheFillJob } from '../../../src/core/metrics/metrics-cache';
 import { CacheFillWorkers } from '../../../src/core/metrics/cache-fill-workers';
 import { SeriesCharts } from '../../../src/core/metrics/chart-view';
 import { assertSameSeries } from './same-series';
@@ -18,6 +18,31 @@ async function firstRead(file: string, cache?: MetricsCache): Promise<{ f: Metri
   const start = performance.eventLoopUtilization();
   await f.poll();
   return { f, busy: performance.eventLoopUtilization(start).utilization };
+}
+
+/** Parses on real workers and records how each job ended: parsed, or stopped because its signal aborted. */
+class RecordingFiller implements CacheFiller {
+  readonly outcomes: Array<Promise<'parsed' | 'stopped'>> = [];
+  private readonly workers = new CacheFillWorkers(1);
+
+  fill(job: CacheFillJob, signal?: AbortSignal): Promise<string[]> {
+    const run = this.workers.fill(job, signal);
+    this.outcomes.push(
+      run.then(
+        () => 'parsed',
+        (err: unknown) => {
+          if (signal?.aborted) return 'stopped';
+          throw err;
+        },
+      ),
+    );
+    return run;
+  }
+}
+
+/** What a cache folder holds: finished files and part-written ones. */
+function cacheFiles(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir) : [];
 }
 
 describe('big local logs parsed into the metrics cache on worker threads', () => {
@@ -83,5 +108,59 @@ describe('big local logs parsed into the metrics cache on worker threads', () =>
     assert.equal(found[0]!.line, 17_001 + Math.floor(17_000 / 50), 'the unreadable line, counted with the warnings');
     assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], [], 'no cache file for a log with problems');
     assert.deepEqual(problems, []);
+  });
+
+  it('stops a parse nobody waits for: a job still queued never starts, a running one writes nothing', async () => {
+    const dir = join(root, 'cache-stopped');
+    const problems: string[] = [];
+    const cache = new MetricsCache(dir, { filler: new CacheFillWorkers(1), onProblem: (m) => problems.push(m) });
+    const workers = new CacheFillWorkers(1);
+    const job = (path: string): CacheFillJob => ({ dir, maxBytes: cache.maxBytes, minLogBytes: cache.minLogBytes, host: 'local', path });
+    const other = join(root, 'other.log');
+    copyFileSync(log, other);
+    const running = new AbortController();
+    const queued = new AbortController();
+    const first = workers.fill(job(log), running.signal);
+    const second = workers.fill(job(other), queued.signal);
+    queued.abort();
+    await assert.rejects(second, { name: 'AbortError' });
+    running.abort();
+    await assert.rejects(first, { name: 'AbortError' });
+    assert.deepEqual(cacheFiles(dir), [], 'no cache file, finished or part-written');
+    // The place the stopped jobs held is free again: a third job runs to its end.
+    await workers.fill(job(log));
+    assert.equal(cacheFiles(dir).filter((n) => n.endsWith('.bin')).length, 1);
+    assert.deepEqual(problems, []);
+  });
+
+  it('stops the worker once the first slice read here shows the cache will not keep the log, and reads on here', async () => {
+    // An unreadable line among the first steps: the worker's parse would hit it too, and a parse with problems is not kept.
+    const bad = join(root, 'bad-early.log');
+    const lines = readFileSync(log, 'utf8').split('\n');
+    lines[10] = '(TaskRunner pid=1) step:11 - actor/pg_loss:0.1 - critic/score/mean:oops';
+    writeFileSync(bad, lines.join('\n'));
+    const filler = new RecordingFiller();
+    const dir = join(root, 'cache-bad-early');
+    const f = new MetricsFollower(new LocalHost(), bad, undefined, new MetricsCache(dir, { filler }));
+    assert.equal((await f.poll({ maxBytes: 4 << 20 })).more, true);
+    while ((await f.poll({ maxBytes: 32 << 20 })).more);
+    assert.deepEqual(await Promise.all(filler.outcomes), ['stopped']);
+    assert.equal(f.series.length, 17_000);
+    assert.deepEqual(
+      (await f.problems()).map((p) => p.line),
+      [11],
+    );
+    assert.deepEqual(cacheFiles(dir), []);
+  });
+
+  it("stops the worker when the reads' signal aborts (the dashboard closed)", async () => {
+    const filler = new RecordingFiller();
+    const dir = join(root, 'cache-closed');
+    const f = new MetricsFollower(new LocalHost(), log, undefined, new MetricsCache(dir, { filler }));
+    const closed = new AbortController();
+    assert.equal((await f.poll({ maxBytes: 4 << 20, signal: closed.signal })).more, true);
+    closed.abort();
+    assert.deepEqual(await Promise.all(filler.outcomes), ['stopped']);
+    assert.deepEqual(cacheFiles(dir), []);
   });
 });
