@@ -1,3 +1,4 @@
+import { BLOCK_ROWS } from './block-spill';
 import type { Float64Column } from './float64-column';
 
 /** Rows per block at the first level, and blocks per block above it: a range's aggregate costs at most ~2×64 per level. */
@@ -89,14 +90,22 @@ export class EnvelopePyramid {
 
   private addRows(r0: number, r1: number, a: Aggregate): void {
     const col = this.col;
-    for (let i = r0; i < r1; i++) {
-      const v = col.get(i);
-      if (v === v && v !== Infinity && v !== -Infinity) {
-        if (v < a.min) a.min = v;
-        if (v > a.max) a.max = v;
-        a.sum += v;
-        a.n++;
-      } else if (col.has(i)) a.bad++;
+    // Block by block: a zoomed chart's edges read most rows of a 100k-step column, and a lookup per row was half its time.
+    for (let i = r0; i < r1; ) {
+      const k = Math.floor(i / BLOCK_ROWS);
+      const values = col.blockValues(k);
+      const base = k * BLOCK_ROWS;
+      const end = Math.min(r1, base + BLOCK_ROWS) - base;
+      for (let j = i - base; j < end; j++) {
+        const v = values[j]!;
+        if (v === v && v !== Infinity && v !== -Infinity) {
+          if (v < a.min) a.min = v;
+          if (v > a.max) a.max = v;
+          a.sum += v;
+          a.n++;
+        } else if (col.has(base + j)) a.bad++;
+      }
+      i = base + end;
     }
   }
 

@@ -88,6 +88,15 @@ export class Float64Column implements SpillOwner {
     return (this.blocks[k] ?? this.load(k))[i & (BLOCK - 1)]!;
   }
 
+  /**
+   * Block k's values (rows k × BLOCK_ROWS on; "not logged" reads as NaN), read back if it is not resident: for loops
+   * over many rows (a chart's envelope), which then skip a lookup per row. Valid until another block is read, which may
+   * take its memory.
+   */
+  blockValues(k: number): Float64Array {
+    return this.blocks[k] ?? this.load(k);
+  }
+
   /** Whether row i was logged (NaN and infinities included). */
   has(i: number): boolean {
     if (i >= this.length) return false;
