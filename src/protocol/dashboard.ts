@@ -82,6 +82,11 @@ export const toDashboard = z.discriminatedUnion('type', [
     steps: z.number().int(),
     revision: z.number(),
   }),
+  /**
+   * How much of a run's log its first read has read, in percent, while that read is under way (a big log takes seconds,
+   * and its charts meanwhile show only its first steps): the run's chip says so until its first status.
+   */
+  z.object({ type: z.literal('loading'), runId: z.string(), percent: z.number().int().min(0).max(100) }),
   /** The answer to a `view`: each line over the range (the lines' whole extent when the page asked for none). */
   z.object({
     type: z.literal('chart'),

@@ -92,7 +92,7 @@ async function frameAfter(page: Page, reward: ReturnType<typeof chart>, gesture:
  * Compares every long run from the palette (nothing selected) and waits until each run has a reward line, then until
  * all its steps are drawn: the times from Enter to each.
  */
-async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart>; firstMs: number; openMs: number }> {
+async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart>; firstMs: number; openMs: number; loading: number[] }> {
   await runCommand(page, 'MedRL: Compare Runs');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'long-' }).first().waitFor({ timeout: 60_000 });
   // All of them (the list draws only the rows in view): the count beside the input says ten.
@@ -110,12 +110,19 @@ async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart
   );
   const firstMs = Date.now() - opened;
   // Loaded: every run's reward line drawn from all its steps (the page has each run's count of logged values: 100k).
+  // Meanwhile the runs' chips say how much of each log is read ("loading 37%"): the percents seen.
+  const loading = new Set<number>();
+  const chips = frame.locator('.run');
   await waitFor(
     'all ten reward lines',
-    async () => (Number(await reward.getAttribute('data-points')) === RUNS * STEPS ? true : undefined),
+    async () => {
+      for (const state of await chips.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.state ?? '')))
+        if (/^loading \d+%$/.test(state)) loading.add(Number(/\d+/.exec(state)![0]));
+      return Number(await reward.getAttribute('data-points')) === RUNS * STEPS ? true : undefined;
+    },
     300_000,
   );
-  return { reward, firstMs, openMs: Date.now() - opened };
+  return { reward, firstMs, openMs: Date.now() - opened, loading: [...loading].sort((a, b) => a - b) };
 }
 
 describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server + Chromium)', () => {
@@ -131,7 +138,12 @@ describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server 
     const { demo, logBytes } = made;
     const page = await cs.open(demo);
     await openMedrlContainer(page);
-    const { reward, firstMs, openMs } = await compareAll(page);
+    const { reward, firstMs, openMs, loading } = await compareAll(page);
+    // While the big logs are read (seconds), each run's chip says how far: the charts meanwhile show only their first steps.
+    assert.ok(
+      loading.some((p) => p > 0 && p < 100),
+      `a run's chip showed how much of its log was read while loading (percents seen: ${loading.join(', ') || 'none'})`,
+    );
     const modes = (await reward.getAttribute('data-mode'))!.split(' ');
     assert.deepEqual(modes, Array(RUNS).fill('envelope'), 'zoomed out, each run is drawn as its per-pixel envelope');
     // The spike: one step of 100k, drawn as its column's max (a sampled chart would almost surely miss it).

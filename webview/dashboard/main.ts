@@ -25,6 +25,8 @@ interface RunState {
   steps: number;
   framework: Framework | undefined;
   status: Extract<ToDashboard, { type: 'status' }> | undefined;
+  /** How much of its log the first read has read, in percent, while that read is under way. */
+  loading: number | undefined;
   /** Steps where its reward or judges changed along the runs it resumed from, and why that walk stopped short. */
   changePoints: DashboardChangePoint[];
   changeNotes: string[];
@@ -164,6 +166,7 @@ function onMessage(msg: ToDashboard): void {
           steps: 0,
           framework: undefined,
           status: undefined,
+          loading: undefined,
           changePoints: [],
           changeNotes: [],
         });
@@ -187,6 +190,11 @@ function onMessage(msg: ToDashboard): void {
     renderRuns();
     renderSearch();
     askAll();
+  } else if (msg.type === 'loading') {
+    const run = runs.get(msg.runId);
+    if (!run) return;
+    run.loading = msg.percent;
+    renderRuns();
   } else if (msg.type === 'chart') {
     const chart = charts.find((c) => c.id === msg.chartId);
     if (!chart || chart.inFlight?.seq !== msg.seq) return;
@@ -230,7 +238,8 @@ function renderRuns(): void {
   runsBar.replaceChildren();
   for (const r of runs.values()) {
     const st = r.status;
-    const state = st?.error ? `error: ${st.error}` : !st ? 'loading' : st.source === null ? 'no metrics yet' : st.live ? 'live' : 'ended';
+    const loading = r.loading === undefined ? 'loading' : `loading ${r.loading}%`;
+    const state = st?.error ? `error: ${st.error}` : !st ? loading : st.source === null ? 'no metrics yet' : st.live ? 'live' : 'ended';
     const chip = el(
       'span',
       { className: 'run', title: `${r.info.where}${st?.source ? `\nreading ${st.source}` : ''}` },

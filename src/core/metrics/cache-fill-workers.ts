@@ -20,13 +20,13 @@ export class CacheFillWorkers implements CacheFiller {
    * Parses `job` on a worker; resolves with the problems its cache reported. Once `signal` aborts, a job still waiting
    * never starts and a running one stops at its next chunk: both reject with the signal's reason.
    */
-  async fill(job: CacheFillJob, signal?: AbortSignal): Promise<string[]> {
+  async fill(job: CacheFillJob, signal?: AbortSignal, onRead?: (read: number) => void): Promise<string[]> {
     signal?.throwIfAborted();
     // A job that ends hands its place to the next one waiting, so no new job can take it in between.
     if (this.running < this.limit) this.running++;
     else await this.wait(signal);
     try {
-      return await parseOnWorker(job, signal);
+      return await parseOnWorker(job, signal, onRead);
     } finally {
       const next = this.waiting.shift();
       if (next) next();
@@ -51,6 +51,7 @@ export class CacheFillWorkers implements CacheFiller {
   }
 }
 
+/** The worker's last message; before it, `{ read }` messages tell how far it has read. */
 interface WorkerReply {
   problems: string[];
   failed?: string;
@@ -58,14 +59,19 @@ interface WorkerReply {
   cancelled?: boolean;
 }
 
-function parseOnWorker(job: CacheFillJob, signal: AbortSignal | undefined): Promise<string[]> {
+function parseOnWorker(
+  job: CacheFillJob,
+  signal: AbortSignal | undefined,
+  onRead: ((read: number) => void) | undefined,
+): Promise<string[]> {
   const worker = startBundledWorker(join(__dirname, 'metrics-worker.js'), join(__dirname, 'parse-worker.ts'), {});
   // Asked to stop rather than terminated: a worker ended while writing the cache file would leave it part-written.
   const cancel = () => worker.postMessage({ cancel: true });
   signal?.addEventListener('abort', cancel, { once: true });
   return new Promise<string[]>((resolve, reject) => {
-    worker.once('message', (r: WorkerReply) => {
-      if (r.cancelled) reject(signal?.reason ?? new Error(r.failed));
+    worker.on('message', (r: WorkerReply | { read: number }) => {
+      if ('read' in r) onRead?.(r.read);
+      else if (r.cancelled) reject(signal?.reason ?? new Error(r.failed));
       else if (r.failed !== undefined) reject(new Error(r.failed));
       else resolve(r.problems);
     });

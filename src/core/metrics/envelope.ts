@@ -91,7 +91,7 @@ export class EnvelopePyramid {
   private addRows(r0: number, r1: number, a: Aggregate): void {
     const col = this.col;
     // Block by block: a zoomed chart's edges read most rows of a 100k-step column, and a lookup per row was half its time.
-    for (let i = r0; i < r1; ) {
+    for (let i = r0; i < r1;) {
       const k = Math.floor(i / BLOCK_ROWS);
       const values = col.blockValues(k);
       const base = k * BLOCK_ROWS;

@@ -91,10 +91,11 @@ export interface CacheFillJob {
 
 /**
  * Runs fill jobs on other threads; resolves with the problems the worker's cache reported. A job whose `signal` aborts
- * stops (or never starts) and rejects with the signal's reason.
+ * stops (or never starts) and rejects with the signal's reason. `onRead` hears how many bytes of the log the worker has
+ * read, as it reads.
  */
 export interface CacheFiller {
-  fill(job: CacheFillJob, signal?: AbortSignal): Promise<string[]>;
+  fill(job: CacheFillJob, signal?: AbortSignal, onRead?: (read: number) => void): Promise<string[]>;
 }
 
 /**
@@ -151,9 +152,10 @@ export class MetricsCache {
   /**
    * Parses the local log at `path` into this cache on another thread; `load` then finds it, unless the log is one a cache
    * does not keep (TRL console output, unreadable lines). What went wrong goes to onProblem: the caller parses it itself.
-   * Once `signal` aborts (the caller no longer waits for it), the parse stops and nothing is written.
+   * Once `signal` aborts (the caller no longer waits for it), the parse stops and nothing is written. `onRead`: how many
+   * bytes the worker has read, as it reads.
    */
-  async fill(host: Host, path: string, signal?: AbortSignal): Promise<void> {
+  async fill(host: Host, path: string, signal?: AbortSignal, onRead?: (read: number) => void): Promise<void> {
     if (!this.canFill(host)) return;
     try {
       const problems = await this.filler!.fill(
@@ -165,6 +167,7 @@ export class MetricsCache {
           path,
         },
         signal,
+        onRead,
       );
       for (const p of problems) this.onProblem(p);
     } catch (err) {

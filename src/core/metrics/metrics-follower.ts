@@ -21,7 +21,15 @@ export interface PollOptions {
   final?: boolean;
   signal?: AbortSignal;
   maxBytes?: number;
+  /**
+   * How far the first read of a big log has come, in bytes of `size`: called about every READ_REPORT_BYTES as this
+   * poll reads, and as a worker thread's parse of the log advances while this poll waits for it.
+   */
+  onRead?: (read: number, size: number) => void;
 }
+
+/** How often a poll's onRead hears of its progress. */
+const READ_REPORT_BYTES = 8 << 20;
 
 /** What a poll found. */
 export interface PollResult {
@@ -31,6 +39,17 @@ export interface PollResult {
   restarted: boolean;
   /** The poll stopped at `maxBytes` with more to read: poll again at once (a big log loads in slices, drawn as it comes). */
   more: boolean;
+}
+
+/** A parse of a log into the cache on a worker thread, under way. */
+interface Filling {
+  parse: Promise<CachedParse | undefined>;
+  stop: AbortController;
+  /** The log's size when it started, and how far the worker has read. */
+  size: number;
+  read: number;
+  /** The waiting poll's onRead, told as the worker reads on. */
+  onRead?: (read: number, size: number) => void;
 }
 
 /**
@@ -50,8 +69,8 @@ export class MetricsFollower {
   /** Whether the cache was looked in (once, before the first read), and the offset its file holds. */
   private cacheLooked = false;
   private cachedOffset = 0;
-  /** The parse of this log into the cache on another thread, under way (restoreCached started it), and its stop. */
-  private filling: { parse: Promise<CachedParse | undefined>; stop: AbortController } | undefined;
+  /** The parse of this log into the cache on another thread, under way (restoreCached started it). */
+  private filling: Filling | undefined;
 
   constructor(
     readonly host: Host,
@@ -88,7 +107,7 @@ export class MetricsFollower {
     if (this.cache && !this.cacheLooked) await this.restoreCached(this.cache, opts.signal);
     // While the whole log is parsed on another thread, the first slice is read here (charts show its start at once);
     // the next poll takes the whole parse and reads on from where it stopped.
-    if (this.filling && (opts.maxBytes === undefined || this.offset > 0)) await this.takeFilled(this.filling);
+    if (this.filling && (opts.maxBytes === undefined || this.offset > 0)) await this.takeFilled(this.filling, opts.onRead);
     const size = (await this.host.stat(this.path)).size;
     const restarted = size < this.offset;
     if (restarted) {
@@ -98,6 +117,7 @@ export class MetricsFollower {
     }
     const now = opts.live ? Date.now() : undefined;
     const from = this.offset;
+    let reported = from;
     let steps = 0;
     let more = false;
     // Scan from the last complete line (nothing to read when the file has not grown); once the log shows its format, scan
@@ -128,6 +148,7 @@ export class MetricsFollower {
               message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short',
             });
           if (this.parser.feedBytes(line, now) !== undefined) steps++;
+          if (opts.onRead && this.offset >= reported + READ_REPORT_BYTES) opts.onRead((reported = this.offset), size);
           if (line.complete && this.parser.markers().length < markers.length) {
             rescan = true;
             break;
@@ -167,29 +188,42 @@ export class MetricsFollower {
     // A host error (a dropped connection) fails this poll; the next one looks again.
     const hit = await cache.load(this.host, this.path);
     this.cacheLooked = true;
+    let size: number;
     if (hit) this.take(hit);
-    else if (cache.canFill(this.host) && (await this.host.stat(this.path)).size >= FILL_MIN_BYTES) {
+    else if (cache.canFill(this.host) && (size = (await this.host.stat(this.path)).size) >= FILL_MIN_BYTES) {
       // A big local log is parsed into the cache on another thread, which leaves this one to its messages.
       // Stopped when the signal of the poll that started it aborts (the dashboard closed) or when takeFilled will not take it.
       const stop = new AbortController();
       signal?.addEventListener('abort', () => stop.abort(signal.reason), { once: true, signal: stop.signal });
+      let filling: Filling | undefined = undefined;
+      const onRead = (read: number) => {
+        // Told after this function returned (worker messages), so filling is set.
+        filling!.read = Math.max(filling!.read, read);
+        filling!.onRead?.(filling!.read, size);
+      };
       const parse = cache
-        .fill(this.host, this.path, stop.signal)
+        .fill(this.host, this.path, stop.signal, onRead)
         .then(() => (stop.signal.aborted ? undefined : cache.load(this.host, this.path)));
       // Marked handled until takeFilled awaits it, which throws what it threw (a host error, as a poll's own read would).
       parse.catch(() => undefined);
-      this.filling = { parse, stop };
+      this.filling = filling = { parse, stop, size, read: 0 };
     }
   }
 
   /** Takes the parse of the whole log done on another thread, in place of the rows read here so far (its first ones). */
-  private async takeFilled(filling: { parse: Promise<CachedParse | undefined>; stop: AbortController }): Promise<void> {
+  private async takeFilled(filling: Filling, onRead: PollOptions['onRead']): Promise<void> {
     this.filling = undefined;
     // What was read here already has problems (or is TRL output): the cache will not keep the log, so the worker's parse
     // would be wasted; it stops, and this thread reads on.
     if (!this.parser.cacheState()) {
       filling.stop.abort();
       return;
+    }
+    if (onRead) {
+      // What was read here counts until the worker has read past it.
+      filling.read = Math.max(filling.read, this.offset);
+      onRead(filling.read, filling.size);
+      filling.onRead = onRead;
     }
     const hit = await filling.parse;
     // Not kept (the worker failed, and the cache said why): this thread reads on from where it is.

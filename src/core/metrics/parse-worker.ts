@@ -8,7 +8,8 @@ import { MetricsFollower } from './metrics-follower';
 /*
  * A worker thread that parses a local metrics log into the metrics cache (cache-fill-workers.ts starts it): the thread
  * that asked then takes the parse from the cache file, whose blocks it reads only as charts ask for them. A `cancel`
- * message stops the read at its next chunk, before the cache file is written (so no part-written file is left).
+ * message stops the read at its next chunk, before the cache file is written (so no part-written file is left). Until its
+ * last message, `{ read }` ones tell how far it has read (a dashboard shows the share).
  */
 const cancelled = new AbortController();
 parentPort?.on('message', (msg: { job: CacheFillJob } | { cancel: true }) => {
@@ -24,8 +25,13 @@ parentPort?.on('message', (msg: { job: CacheFillJob } | { cancel: true }) => {
     onProblem: (message) => problems.push(message),
   });
   // A poll reads the log to its end and writes the cache file, as the dashboard's own first read would.
-  new MetricsFollower(new LocalHost(job.host), job.path, new MetricSeries(), cache).poll({ signal: cancelled.signal }).then(
-    () => parentPort?.postMessage({ problems }),
-    (err: unknown) => parentPort?.postMessage({ problems, failed: errorMessage(err), cancelled: cancelled.signal.aborted }),
-  );
+  new MetricsFollower(new LocalHost(job.host), job.path, new MetricSeries(), cache)
+    .poll({
+      signal: cancelled.signal,
+      onRead: (read) => parentPort?.postMessage({ read }),
+    })
+    .then(
+      () => parentPort?.postMessage({ problems }),
+      (err: unknown) => parentPort?.postMessage({ problems, failed: errorMessage(err), cancelled: cancelled.signal.aborted }),
+    );
 });

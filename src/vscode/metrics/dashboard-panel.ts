@@ -47,6 +47,8 @@ interface Followed {
   live: boolean;
   error: string | null;
   problemsShown: string;
+  /** The share of its log the first read had read, last sent (while that read is under way). */
+  loading?: number;
   /** The status line last sent, sent again when the page (re)loads. */
   status?: Extract<ToDashboard, { type: 'status' }>;
 }
@@ -291,9 +293,11 @@ class Dashboard {
       // The first slice is small: ten runs read side by side each show their first steps within a second or so.
       // Closing the panel stops a read under way (and a parse on a worker thread for this run's log).
       const signal = this.closed.signal;
+      // The first read of a big log says how far it has come (the run's chip shows it until the status below).
+      const onRead = first ? (read: number, size: number) => this.sendLoading(r, read, size) : undefined;
       for (
         let slice = FIRST_SLICE_BYTES;
-        (await src.poll({ live: !first, final: ended, maxBytes: slice, signal })).more && !this.disposed;
+        (await src.poll({ live: !first, final: ended, maxBytes: slice, signal, onRead })).more && !this.disposed;
       ) {
         this.sendMetrics(r);
         slice = SLICE_BYTES;
@@ -321,6 +325,14 @@ class Dashboard {
       };
       this.send(r.status);
     }
+  }
+
+  /** How far a run's first read has come, when its percent changed. */
+  private sendLoading(r: Followed, read: number, size: number): void {
+    const percent = Math.min(100, Math.floor((100 * read) / Math.max(1, size)));
+    if (percent === r.loading) return;
+    r.loading = percent;
+    this.send({ type: 'loading', runId: r.id, percent });
   }
 
   /** A run's status line, its problems and notes; sent when any of it changed (a note's count grows as the run goes on). */

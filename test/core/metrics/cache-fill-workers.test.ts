@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -162,5 +162,28 @@ describe('big local logs parsed into the metrics cache on worker threads', () =>
     closed.abort();
     assert.deepEqual(await Promise.all(filler.outcomes), ['stopped']);
     assert.deepEqual(cacheFiles(dir), []);
+  });
+
+  it('tells how far the first read has come, here and while the worker parses', async () => {
+    const size = statSync(log).size;
+    const check = (reads: number[], what: string) => {
+      assert.ok(reads.length >= 3, `${what}: told ${reads.length} times`);
+      for (let i = 1; i < reads.length; i++) assert.ok(reads[i]! >= reads[i - 1]!, `${what}: never backwards (${reads.join(', ')})`);
+      assert.ok(reads[0]! > 0 && reads.at(-1)! <= size, `${what}: within the log (${reads.join(', ')} of ${size})`);
+    };
+    const here: number[] = [];
+    await new MetricsFollower(new LocalHost(), log).poll({ onRead: (read, of) => (assert.equal(of, size), here.push(read)) });
+    check(here, 'read here');
+    const worker: number[] = [];
+    const f = new MetricsFollower(
+      new LocalHost(),
+      log,
+      undefined,
+      new MetricsCache(join(root, 'cache-progress'), { filler: new CacheFillWorkers(1) }),
+    );
+    await f.poll({ maxBytes: 4 << 20 });
+    await f.poll({ maxBytes: 32 << 20, onRead: (read, of) => (assert.equal(of, size), worker.push(read)) });
+    check(worker, 'read on a worker');
+    assert.equal(f.series.length, 17_000);
   });
 });
