@@ -188,26 +188,32 @@ export class MetricsFollower {
     // A host error (a dropped connection) fails this poll; the next one looks again.
     const hit = await cache.load(this.host, this.path);
     this.cacheLooked = true;
-    let size: number;
-    if (hit) this.take(hit);
-    else if (cache.canFill(this.host) && (size = (await this.host.stat(this.path)).size) >= FILL_MIN_BYTES) {
-      // A big local log is parsed into the cache on another thread, which leaves this one to its messages.
-      // Stopped when the signal of the poll that started it aborts (the dashboard closed) or when takeFilled will not take it.
-      const stop = new AbortController();
-      signal?.addEventListener('abort', () => stop.abort(signal.reason), { once: true, signal: stop.signal });
-      let filling: Filling | undefined = undefined;
-      const onRead = (read: number) => {
-        // Told after this function returned (worker messages), so filling is set.
-        filling!.read = Math.max(filling!.read, read);
-        filling!.onRead?.(filling!.read, size);
-      };
-      const parse = cache
-        .fill(this.host, this.path, stop.signal, onRead)
-        .then(() => (stop.signal.aborted ? undefined : cache.load(this.host, this.path)));
-      // Marked handled until takeFilled awaits it, which throws what it threw (a host error, as a poll's own read would).
-      parse.catch(() => undefined);
-      this.filling = filling = { parse, stop, size, read: 0 };
+    if (hit) {
+      this.take(hit);
+      return;
     }
+    if (!cache.canFill(this.host)) return;
+    const size = (await this.host.stat(this.path)).size;
+    if (size < FILL_MIN_BYTES) return;
+    // A big local log is parsed into the cache on another thread, which leaves this one to its messages.
+    // Stopped when the signal of the poll that started it aborts (the dashboard closed) or when takeFilled will not take it.
+    const stop = new AbortController();
+    signal?.addEventListener('abort', () => stop.abort(signal.reason), { once: true, signal: stop.signal });
+    const filling: Filling = {
+      stop,
+      size,
+      read: 0,
+      // The worker's reports come after this object is made (they are messages).
+      parse: cache
+        .fill(this.host, this.path, stop.signal, (read) => {
+          filling.read = Math.max(filling.read, read);
+          filling.onRead?.(filling.read, size);
+        })
+        .then(() => (stop.signal.aborted ? undefined : cache.load(this.host, this.path))),
+    };
+    // Marked handled until takeFilled awaits it, which throws what it threw (a host error, as a poll's own read would).
+    filling.parse.catch(() => undefined);
+    this.filling = filling;
   }
 
   /** Takes the parse of the whole log done on another thread, in place of the rows read here so far (its first ones). */

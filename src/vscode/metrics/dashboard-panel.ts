@@ -309,7 +309,7 @@ class Dashboard {
       this.sendMetrics(r);
       await this.sendStatus(r, src, first || recovered);
     } catch (err) {
-      if (this.closed.signal.aborted) return; // the panel closed: its reads were stopped, nothing to show
+      if (this.disposed) return; // the panel closed: its reads were stopped, nothing to show
       const message = errorMessage(err);
       if (message !== r.error) this.deps.ctx.log.error(`metrics: ${r.target.host}:${r.target.path}: ${message}`);
       r.error = message;
