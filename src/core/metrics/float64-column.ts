@@ -13,12 +13,20 @@ export interface BlockSource {
 const MISSING_LO = 0x4d495353;
 const MISSING_HI = 0x7ffc0000;
 const QNAN_HI = 0x7ff80000;
+/** Whether the value at words[j], words[j + 1] is "not logged" (a row's NaN, read through a Uint32 view of its memory). */
+export function notLogged(words: Uint32Array, j: number): boolean {
+  return words[j] === MISSING_LO && words[j + 1] === MISSING_HI;
+}
+
 /** A block of "not logged", copied into each new block (filling it word by word took 15% of a dense log's parse). */
 const EMPTY_BLOCK = new Uint32Array(BLOCK * 2);
 for (let j = 0; j < EMPTY_BLOCK.length; j += 2) {
   EMPTY_BLOCK[j] = MISSING_LO;
   EMPTY_BLOCK[j + 1] = MISSING_HI;
 }
+
+/** Where copyRows reads a block that is not resident. */
+const SCRATCH_BLOCK = new Uint32Array(BLOCK * 2);
 
 /**
  * A growable column of doubles in fixed 64 KB Float64Array blocks: exactly 8 bytes a value, outside the JS heap, and
@@ -74,6 +82,24 @@ export class Float64Column implements SpillOwner {
     const words = this.words[k];
     if (words) into.set(words);
     else this.readBlock(k, into);
+  }
+
+  /**
+   * Copies the words of rows [from, from + count), all in one block, into `into` from its start, wherever the block is,
+   * without making it resident; rows past the column's blocks are "not logged". For a reader of many columns row by
+   * row (`medrl metrics --json`), which then reads plain arrays instead of a lookup per value.
+   */
+  copyRows(from: number, count: number, into: Uint32Array): void {
+    const k = from >>> 13;
+    const j = (from & (BLOCK - 1)) * 2;
+    const words = k < this.words.length ? (this.words[k] ?? this.readBlockInto(k)) : EMPTY_BLOCK;
+    into.set(words.subarray(j, j + count * 2));
+  }
+
+  /** Block k, not resident, read into a scratch block shared by every column (valid until the next call). */
+  private readBlockInto(k: number): Uint32Array {
+    this.readBlock(k, SCRATCH_BLOCK);
+    return SCRATCH_BLOCK;
   }
 
   /** Reads block k, which is not resident, from the spill file if it was spilled, else from the cache file it came from. */

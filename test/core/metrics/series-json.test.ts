@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
 import { MetricSeries } from '../../../src/core/metrics/metric-series';
+import { BLOCK_BYTES, BlockSpill } from '../../../src/core/metrics/block-spill';
 import { jsonMetrics } from '../../../src/core/metrics/metric-value';
 import { seriesJsonChunks } from '../../../src/core/metrics/series-json';
 import { writeDenseVerlLog } from './verl-log-generator';
@@ -57,5 +58,37 @@ describe('seriesJsonChunks: the --json lines, written column-wise', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('rows over several blocks with nearly every block spilled: metrics that stop, start late, skip steps or log NaN', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-json-'));
+    try {
+      // A budget of two blocks for eight columns of three blocks each: all but each column's last block are spilled, and
+      // the writer reads them back as it goes.
+      const spill = new BlockSpill({ budgetBytes: 2 * BLOCK_BYTES, dir });
+      const series = new MetricSeries(spill);
+      for (let step = 1; step <= 20_000; step++) {
+        const m: Record<string, number> = { 'critic/score/mean': step / 7, 'actor/entropy': step % 500 === 0 ? NaN : 1 / step };
+        if (step <= 9_000) m['val/early'] = step * 0.1;
+        if (step > 12_000) m['val/late'] = -step;
+        if (step % 7 === 0) m['timing/every7'] = step * 1e-9;
+        for (let c = 0; c < 3; c++) m[`perf/c${c}`] = step + c / 3;
+        series.add({ step, metrics: m });
+      }
+      assert.ok(spill.fileBytes >= 8 * BLOCK_BYTES, `${spill.fileBytes} bytes spilled`);
+      assert.equal(chunked(series), perRecord(series));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a run with more metrics than fit one tile of rows (1,100 metrics: the rows are copied out 512 at a time)', () => {
+    const series = new MetricSeries();
+    for (let step = 0; step < 1_200; step++) {
+      const m: Record<string, number> = {};
+      for (let c = 0; c < 1_100; c++) if ((step + c) % 5 !== 0) m[`m/${c}`] = step * 1_000 + c + 0.5;
+      series.add({ step, metrics: m });
+    }
+    assert.equal(chunked(series), perRecord(series));
   });
 });
