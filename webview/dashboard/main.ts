@@ -9,7 +9,8 @@ import { connect, el } from '../shared/vscode-api';
 import {
   fromDashboard,
   toDashboard,
-  type ChartLine,
+  type DrawnLine,
+  fromWire,
   type DashboardChangePoint,
   type DashboardRun,
   type ProvenanceComparison,
@@ -56,7 +57,7 @@ interface Chart {
   inFlight: { seq: number; since: number } | undefined;
   wantedSince: number | undefined;
   /** The lines last drawn (for the CSV's keys and the captions). */
-  lines: ChartLine[];
+  lines: DrawnLine[];
 }
 
 /** A vertical marker on a chart's step axis: every change (of the runs the chart shows) at that step. */
@@ -201,7 +202,7 @@ function onMessage(msg: ToDashboard): void {
     const since = chart.inFlight.since;
     chart.inFlight = undefined;
     const drawing = performance.now();
-    draw(chart, msg.lines, msg.range, msg.error);
+    draw(chart, msg.lines.map(fromWire), msg.range, msg.error);
     chart.section.dataset.drawMs = (performance.now() - drawing).toFixed(1);
     chart.section.dataset.frameMs = (performance.now() - since).toFixed(1);
     if (chart.wantedSince !== undefined) ask(chart);
@@ -486,7 +487,7 @@ function withAlpha(colour: string, alpha: number): string {
 }
 
 /** The change points of the runs a chart shows, one marker per step (a change shared along two runs' chains is said once). */
-function markersOf(lines: ChartLine[]): Marker[] {
+function markersOf(lines: DrawnLine[]): Marker[] {
   if (xAxis !== 'step') return []; // a step has no one wall time across runs
   const byStep = new Map<number, Set<string>>();
   for (const l of lines)
@@ -585,11 +586,11 @@ function duration(s: number): string {
 }
 
 /** Draws an answer: per run its mean (or value) line, and the band between each pixel column's exact min and max. */
-function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number } | null, error: string | null): void {
+function draw(chart: Chart, lines: DrawnLine[], range: { x0: number; x1: number } | null, error: string | null): void {
   grid.dataset.x = xAxis;
   chart.lines = lines;
   const points = lines.reduce((n, l) => n + l.logged, 0);
-  const label = (l: ChartLine) => runs.get(l.runId)?.info.label ?? l.runId;
+  const label = (l: DrawnLine) => runs.get(l.runId)?.info.label ?? l.runId;
   chart.section.dataset.points = String(points);
   chart.section.dataset.runPoints = lines.map((l) => `${label(l)}=${l.logged}`).join(' ');
   chart.section.dataset.mode = lines.map((l) => l.mode).join(' ');
@@ -636,7 +637,7 @@ function draw(chart: Chart, lines: ChartLine[], range: { x0: number; x1: number 
   chart.section.dataset.range = range ? `${range.x0} ${range.x1}` : '';
 }
 
-function newPlot(chart: Chart, lines: ChartLine[], data: uPlot.AlignedData, range: { x0: number; x1: number } | null): uPlot {
+function newPlot(chart: Chart, lines: DrawnLine[], data: uPlot.AlignedData, range: { x0: number; x1: number } | null): uPlot {
   const style = getComputedStyle(document.body);
   const fg = style.getPropertyValue('--vscode-descriptionForeground').trim() || '#999';
   const gridColour = style.getPropertyValue('--vscode-editorWidget-border').trim() || 'rgba(128,128,128,0.25)';

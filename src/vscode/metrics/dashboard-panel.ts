@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deps } from '../deps';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
-import { fromDashboard, toDashboard, type FromDashboard, type ToDashboard } from '../../protocol/dashboard';
+import { fromDashboard, toDashboard, toWire, type FromDashboard, type ToDashboard } from '../../protocol/dashboard';
 import { openMetricsSource, type MetricsSource } from '../../core/metrics/run-metrics';
 import { toJsonMetric } from '../../core/metrics/metric-value';
 import { SeriesCharts } from '../../core/metrics/chart-view';
@@ -165,7 +165,17 @@ class Dashboard {
       const v = a.charts.line({ ...request, key: a.key, range });
       if (!v) return [];
       const { extent: _, nonFinite, ...drawn } = v;
-      return [{ runId: a.runId, ...drawn, nonFinite: nonFinite.map((b) => ({ step: b.step, value: toJsonMetric(b.value) })) }];
+      return [
+        {
+          runId: a.runId,
+          ...drawn,
+          x: toWire(drawn.x),
+          lo: toWire(drawn.lo),
+          hi: toWire(drawn.hi),
+          y: toWire(drawn.y),
+          nonFinite: nonFinite.map((b) => ({ step: b.step, value: toJsonMetric(b.value) })),
+        },
+      ];
     });
     this.send({ type: 'chart', chartId: msg.chartId, seq: msg.seq, range: range ?? null, lines, error: null });
   }
