@@ -127,9 +127,7 @@ export class Float64Column implements SpillOwner {
   has(i: number): boolean {
     if (i >= this.length) return false;
     const k = i >>> 13;
-    const w = this.words[k] ?? this.loadWords(k);
-    const j = (i & (BLOCK - 1)) * 2;
-    return w[j] !== MISSING_LO || w[j + 1] !== MISSING_HI;
+    return !notLogged(this.words[k] ?? this.loadWords(k), (i & (BLOCK - 1)) * 2);
   }
 
   /** The logged value at row i, or undefined when the row was not logged. */
