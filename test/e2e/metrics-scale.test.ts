@@ -95,9 +95,20 @@ async function frameAfter(page: Page, reward: ReturnType<typeof chart>, gesture:
 async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart>; firstMs: number; openMs: number; loading: number[] }> {
   await runCommand(page, 'MedRL: Compare Runs');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'long-' }).first().waitFor({ timeout: 60_000 });
-  // All of them (the list draws only the rows in view): the count beside the input says ten.
-  await page.locator('.quick-input-header .monaco-checkbox').first().click();
-  await page.locator('.quick-input-count', { hasText: `${RUNS} Selected` }).waitFor({ timeout: 10_000 });
+  // All of them (the list draws only the rows in view): the count beside the input says ten. A click that lands while the
+  // picker is still settling can be lost (seen once in four runs: the checkbox showed its tooltip, "0 Selected"), so the
+  // click is repeated while the count still says none.
+  const all = page.locator('.quick-input-count', { hasText: `${RUNS} Selected` });
+  for (let tries = 1; ; tries++) {
+    if (await page.locator('.quick-input-count', { hasText: /^0 Selected$/ }).isVisible())
+      await page.locator('.quick-input-header .monaco-checkbox').first().click();
+    try {
+      await all.waitFor({ timeout: 3_000 });
+      break;
+    } catch (err) {
+      if (tries === 3) throw err;
+    }
+  }
   const opened = Date.now();
   await page.keyboard.press('Enter');
   const frame = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');

@@ -81,8 +81,16 @@ export class SeriesCharts {
     // Rows in [x0, x1] (xs is ascending: steps, or elapsed seconds carried over rows without a time).
     const r0 = lowerBound(xs, x0);
     const r1 = upperBound(xs, x1);
-    const inView = raw.aggregate(r0, r1);
     const width = Math.max(1, Math.floor(req.width));
+    const dx = (x1 - x0) / width;
+    // Bucket edges move to the nearest pyramid node boundary when that shifts no row by more than half a pixel column: the
+    // buckets' extremes stay exact (every row is in exactly one), and a zoom reads the pyramid instead of the column's
+    // blocks, which may have gone back to disk since the first drawing (a dashboard opened again).
+    const sizes = raw.nodeSizesUpTo((r1 - r0) / width);
+    const tolerance = dx / 2;
+    const last = snapEdge(xs, r1, x1, tolerance, sizes, r0, col.length);
+    const first = snapEdge(xs, r0, x0, tolerance, sizes, 0, last);
+    const inView = raw.aggregate(first, last);
     if (inView.n + inView.bad <= width) {
       // Full resolution: every logged value, plus the nearest outside each edge.
       const from = prevLogged(col, r0 - 1, xs);
@@ -100,10 +108,10 @@ export class SeriesCharts {
       return view;
     }
     view.mode = 'envelope';
-    const dx = (x1 - x0) / width;
-    let start = r0;
+    let start = first;
     for (let j = 0; j < width; j++) {
-      const end = j === width - 1 ? r1 : lowerBound(xs, x0 + (j + 1) * dx);
+      const target = x0 + (j + 1) * dx;
+      const end = j === width - 1 ? last : snapEdge(xs, lowerBound(xs, target), target, tolerance, sizes, start, last);
       if (end <= start) continue;
       const a = raw.aggregate(start, end);
       const m = drawn.pyramid === raw ? a : drawn.pyramid.aggregate(start, end);
@@ -172,6 +180,28 @@ export class SeriesCharts {
     this.elapsed = { revision: this.series.revision, xs };
     return xs;
   }
+}
+
+/**
+ * Row `row`, the first at or past x `target`, moved to a multiple of the largest node size whose move shifts no row across
+ * `target` by more than `tolerance` on the axis (kept within [lo, hi]); the row itself when none does.
+ */
+export function snapEdge(
+  xs: ArrayLike<number>,
+  row: number,
+  target: number,
+  tolerance: number,
+  sizes: readonly number[],
+  lo: number,
+  hi: number,
+): number {
+  for (const size of sizes) {
+    const s = Math.min(hi, Math.max(lo, Math.round(row / size) * size));
+    if (s === row) return row;
+    // Rows [row, s) move before the edge, or rows [s, row) after it: the farthest of them from the target decides.
+    if (s > row ? xs[s - 1]! - target <= tolerance : target - xs[s]! <= tolerance) return s;
+  }
+  return row;
 }
 
 /** The x of the first and last logged values that have a place on the axis. */

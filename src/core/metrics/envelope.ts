@@ -152,6 +152,17 @@ export class EnvelopePyramid {
     return into;
   }
 
+  /**
+   * The sizes in rows of the pyramid's nodes up to `rows`, largest first (64, then 4096, … as far as levels exist): a range
+   * whose ends are multiples of one is aggregated from the pyramid alone, reading no row of the column.
+   */
+  nodeSizesUpTo(rows: number): number[] {
+    this.refresh();
+    const out: number[] = [];
+    for (let k = 0, size = FAN; k < this.levels.length && size <= rows; k++, size *= FAN) out.unshift(size);
+    return out;
+  }
+
   /** The first `limit` rows holding a logged NaN or infinity, skipping blocks that hold none. */
   nonFiniteRows(limit: number): number[] {
     this.refresh();

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Float64Column } from '../../../src/core/metrics/float64-column';
 import { EnvelopePyramid, emptyAggregate, type Aggregate } from '../../../src/core/metrics/envelope';
+import { BLOCK_ROWS } from '../../../src/core/metrics/block-spill';
 import { MetricSeries } from '../../../src/core/metrics/metric-series';
-import { SeriesCharts } from '../../../src/core/metrics/chart-view';
+import { SeriesCharts, snapEdge } from '../../../src/core/metrics/chart-view';
 
 /** The aggregate of rows [r0, r1), one row at a time: what the pyramid must equal. */
 function bruteForce(col: Float64Column, r0: number, r1: number): Aggregate {
@@ -130,6 +131,79 @@ describe('SeriesCharts: what a chart draws', () => {
     assert.deepEqual(
       view.y,
       view.x.map((x) => (x - 1) % 7),
+    );
+  });
+
+  it('draws a zoom from the pyramid alone, reading no row of the column, with each bucket exact to half a pixel', () => {
+    // Steps with a gap (a resumed run) so rows and steps do not line up.
+    const s = new MetricSeries();
+    const col = s.columnRef('loss');
+    const stepOf = (i: number) => (i < 150_000 ? i + 1 : i + 50_001);
+    const value = (i: number) => Math.sin(i / 1000) + (i % 997 === 0 ? 5 : 0) - (i % 1009 === 0 ? 5 : 0);
+    for (let i = 0; i < 300_000; i++) col.set(s.rowOf(stepOf(i)), value(i));
+    const charts = new SeriesCharts(s);
+    charts.line({ key: 'loss', axis: 'step', range: null, width: 800, smoothing: 0 });
+    const reads = new Set<number>();
+    const read = col.blockValues.bind(col);
+    col.blockValues = (k: number) => {
+      reads.add(k);
+      return read(k);
+    };
+    const range = { x0: 100_000.5, x1: 260_000.25 };
+    const view = charts.line({ key: 'loss', axis: 'step', range, width: 777, smoothing: 0 })!;
+    assert.equal(view.mode, 'envelope');
+    // Of 37 blocks, only two are read: the one where the steps jump (no row near that edge may move across it) and the
+    // run's last rows past its last full node (for the whole run's count of values).
+    assert.deepEqual(
+      [...reads].sort((a, b) => a - b),
+      [Math.floor(150_000 / BLOCK_ROWS), Math.floor((300_000 - 1) / BLOCK_ROWS)],
+      'the blocks a zoom of 200 steps per pixel column read',
+    );
+    // Each bucket holds exactly the rows of a stretch of steps whose ends are within half a pixel column of its own.
+    const dx = (range.x1 - range.x0) / 777;
+    for (let k = 0; k < view.x.length; k++) {
+      const j = Math.round((view.x[k]! - range.x0) / dx - 0.5);
+      const within = (x0: number, x1: number) => {
+        const a = emptyAggregate();
+        for (let i = 0; i < 300_000; i++) {
+          const x = stepOf(i);
+          if (x < x0 || x > x1) continue;
+          a.min = Math.min(a.min, value(i));
+          a.max = Math.max(a.max, value(i));
+        }
+        return a;
+      };
+      const inner = within(range.x0 + j * dx + dx / 2, range.x0 + (j + 1) * dx - dx / 2);
+      const outer = within(range.x0 + j * dx - dx / 2, range.x0 + (j + 1) * dx + dx / 2);
+      assert.ok(view.hi[k]! >= inner.max && view.hi[k]! <= outer.max, `max of column ${j}`);
+      assert.ok(view.lo[k]! <= inner.min && view.lo[k]! >= outer.min, `min of column ${j}`);
+    }
+    // Every spike and dip in the range is drawn: none falls between two buckets.
+    const spikes = view.hi.filter((v) => v! > 3).length;
+    const dips = view.lo.filter((v) => v! < -3).length;
+    const count = (every: number) =>
+      Array.from({ length: 300_000 }, (_, i) => i).filter((i) => i % every === 0 && stepOf(i) >= range.x0 && stepOf(i) <= range.x1).length;
+    assert.equal(spikes, count(997));
+    assert.equal(dips, count(1009));
+  });
+
+  it('moves a bucket edge to a pyramid node only when no row crosses it by more than the tolerance', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 40 }), { minLength: 100, maxLength: 3000, size: 'max' }),
+        fc.nat(),
+        fc.double({ min: 0, max: 30, noNaN: true }),
+        (gaps, at, tolerance) => {
+          const xs: number[] = [];
+          gaps.reduce((x, g) => (xs.push(x + g), x + g), 0);
+          const target = xs[at % xs.length]! - 0.5;
+          const row = xs.findIndex((x) => x >= target);
+          const s = snapEdge(xs, row, target, tolerance, [4096, 64], 0, xs.length);
+          assert.ok(s === row || s % 64 === 0, `${s} is a node boundary`);
+          for (let i = Math.min(s, row); i < Math.max(s, row); i++) assert.ok(Math.abs(xs[i]! - target) <= tolerance);
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 
