@@ -11,7 +11,7 @@ import { openDataset } from '../src/core/datasets/open-dataset';
 import { phiCorpus } from '../test/core/phi/phi-corpus';
 import { phiWorkerCount } from '../src/core/phi/scan-range';
 
-const root = join(__dirname, '..');
+const root = process.env.MEDRL_ROOT ?? join(__dirname, '..');
 const dir = join(__dirname, '.data');
 const GB = 1e9;
 /** The file's size in GB (MEDRL_PHI_BENCH_GB=0.05 for a quick look; the figures to report are at 1). */
@@ -88,23 +88,31 @@ async function main(): Promise<void> {
     const wc = measure('wc', ['-l', file], true);
     const grep = measure('grep', ['-cE', '[0-9]{3}-[0-9]{3}-[0-9]{4}', file], true);
     const args = [cli, 'phi', 'scan', file, '--json'];
-    // The default scan (one thread), then one worker thread per core (--threads auto), each with its peak memory.
+    // The default scan (one thread), then one worker thread per core (--threads auto), each with its peak memory;
+    // MEDRL_PHI_BENCH_THREADS=2,4,8 adds those counts.
     const single = measure(process.execPath, args);
-    const scan = measure(process.execPath, [...args, '--threads', 'auto']);
-    const workers = phiWorkerCount('auto');
     line('medrl phi scan --json (1 thread)', single.s, size, 'wc -l', wc.s);
-    line(`medrl phi scan --json --threads ${workers}`, scan.s, size, 'wc -l', wc.s);
     line('medrl phi scan --json (1 thread)', single.s, size, 'grep -cE (one phone shape)', grep.s);
     const peak = (m?: number) => (m === undefined ? 'not measured (no /usr/bin/time)' : `${m.toFixed(0)} MB`);
-    console.log(
-      `peak memory (maxrss of the process, all threads): 1 thread ${peak(single.mb)}, ${workers} threads ${peak(scan.mb)}; targets ≥ 100 MB/s and < 200 MB`,
-    );
-    console.log(`${workers} worker threads on ${availableParallelism()} cores: ${(single.s / scan.s).toFixed(2)}x one thread`);
+    console.log(`  peak memory (maxrss of the process): ${peak(single.mb)}`);
+    const more = process.env.MEDRL_PHI_BENCH_THREADS?.split(',').map(Number) ?? [];
+    for (const threads of [...new Set([...more, phiWorkerCount('auto')])].filter((n) => n > 1)) {
+      const scan = measure(process.execPath, [...args, '--threads', String(threads)]);
+      line(`medrl phi scan --json --threads ${threads}`, scan.s, size, 'wc -l', wc.s);
+      console.log(
+        `  peak memory (all threads) ${peak(scan.mb)}; ${(single.s / scan.s).toFixed(2)}x one thread on ${availableParallelism()} cores`,
+      );
+    }
+    console.log('targets: ≥ 100 MB/s and < 200 MB');
     // The scan exits 1 when it finds something (like a linter), so count its lines through a pipe.
     t = performance.now();
-    const count = execFileSync('bash', ['-c', 'node "$0" phi scan "$1" --json 2>/dev/null | wc -l', cli, file], {
-      encoding: 'utf8',
-    }).trim();
+    const count = execFileSync(
+      'bash',
+      ['-c', '"$0" "$1" phi scan "$2" --json --threads auto 2>/dev/null | wc -l', process.execPath, cli, file],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
     console.log(`${count} findings reported (${((performance.now() - t) / 1000).toFixed(1)} s, counted through a pipe)`);
   } finally {
     rmSync(file, { force: true });

@@ -24,7 +24,7 @@ export interface CorpusDoc {
   gold: GoldSpan[];
 }
 
-const ROOT = join(__dirname, '../../..');
+const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '../../..');
 const MEDEC = join(ROOT, 'demo/data/medec/medec-ms-validation-first200.csv');
 const PUBMEDQA = join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json');
 
