@@ -7,14 +7,17 @@ import type { CacheFiller, CacheFillJob } from './metrics-cache';
  * Parses big local logs into the metrics cache on worker threads (parse-worker.ts), a few at a time: ten 211 MB logs
  * compared at once are about 12 s of parsing, which on the extension host's one thread also held up every message of
  * the dashboard. Each log gets a fresh worker, ended when its file is written, so nothing stays in memory between logs
- * (a worker holds one log's columns, within its own 48 MB budget of resident blocks, and about 60 MB of heap).
+ * (a worker holds one log's columns, within its own 16 MB budget of resident blocks, and its heap).
  */
 export class CacheFillWorkers implements CacheFiller {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
 
-  /** `limit`: workers at once; by default one per core but one, at least 2 and at most 4 (each costs about 100 MB). */
-  constructor(private readonly limit = Math.min(4, Math.max(2, availableParallelism() - 1))) {}
+  /**
+   * `limit`: workers at once; by default one per core but one, at least 2 and at most 12, each costing about 60 MB while
+   * it parses. Ten 211 MB logs on 16 cores (bench/metrics-open.bench.ts): 4 at once 3.1 s, 8 2.7 s, 10 1.9 s.
+   */
+  constructor(private readonly limit = Math.max(2, Math.min(12, availableParallelism() - 1))) {}
 
   /**
    * Parses `job` on a worker; resolves with the problems its cache reported. Once `signal` aborts, a job still waiting

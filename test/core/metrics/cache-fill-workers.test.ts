@@ -186,4 +186,19 @@ describe('big local logs parsed into the metrics cache on worker threads', () =>
     check(worker, 'read on a worker');
     assert.equal(f.series.length, 17_000);
   });
+
+  it("gives the same series when the worker's blocks outgrow its 16 MB and go to its spill file", async () => {
+    // 40k steps × 64 metrics: 320 blocks of 64 KB against a worker's 256 resident, so the cache file is written partly
+    // from blocks read back from the spill file.
+    const big = join(root, 'big.log');
+    await writeDenseVerlSteps(big, 40_000, { step: 39_999, value: 77 });
+    const here = await firstRead(big);
+    const problems: string[] = [];
+    const cache = new MetricsCache(join(root, 'cache-big'), { filler: new CacheFillWorkers(1), onProblem: (m) => problems.push(m) });
+    const { f } = await firstRead(big, cache);
+    assert.deepEqual(problems, []);
+    assertSameSeries(f.series, here.f.series);
+    assert.equal(f.series.existingColumn('critic/score/mean')!.get(f.series.length - 2), 77);
+    rmSync(big);
+  });
 });
