@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { nodeBundles } from './node-bundles';
 import { writeDenseVerlSteps } from '../test/core/metrics/verl-log-generator';
 
 const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '..');
@@ -47,19 +47,10 @@ async function main(): Promise<void> {
     linkSync(log, p);
     return p;
   });
-  // MEDRL_BENCH_BIN: a folder with these bundles already built, for a machine without the project's node_modules.
-  const bin = process.env.MEDRL_BENCH_BIN ?? join(dir, 'open-bin');
-  if (!process.env.MEDRL_BENCH_BIN)
-    buildSync({
-      entryPoints: { 'open-runs': join(ROOT, 'bench/open-runs.ts'), 'metrics-worker': join(ROOT, 'src/core/metrics/parse-worker.ts') },
-      outdir: bin,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      external: ['cpu-features', '*.node'],
-      logLevel: 'warning',
-    });
+  const bin = nodeBundles(
+    { 'open-runs': join(ROOT, 'bench/open-runs.ts'), 'metrics-worker': join(ROOT, 'src/core/metrics/parse-worker.ts') },
+    join(dir, 'open-bin'),
+  );
   execFileSync('cat', [log], { stdio: ['ignore', 'ignore', 'inherit'] });
 
   const t = performance.now();

@@ -14,7 +14,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { nodeBundles } from './node-bundles';
 import { LocalHost } from '../src/core/remote/local-host';
 import { MetricsFollower } from '../src/core/metrics/metrics-follower';
 import { writeDenseVerlLog, writeVerlLog } from '../test/core/metrics/verl-log-generator';
@@ -153,19 +153,10 @@ async function dense(): Promise<void> {
     console.log(`generating a ${mbWanted} MB dense verl log in ${dir} ...`);
     await writeDenseVerlLog(log, mbWanted * (1 << 20));
   }
-  // MEDRL_BENCH_BIN: a folder with these bundles already built, for a machine without the project's node_modules.
-  const bin = process.env.MEDRL_BENCH_BIN ?? join(dir, 'bin');
-  if (!process.env.MEDRL_BENCH_BIN)
-    buildSync({
-      entryPoints: { 'medrl-cli': join(ROOT, 'src/cli/main.ts'), 'parse-metrics-log': join(ROOT, 'bench/parse-metrics-log.ts') },
-      outdir: bin,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      external: ['cpu-features', '*.node'],
-      logLevel: 'warning',
-    });
+  const bin = nodeBundles(
+    { 'medrl-cli': join(ROOT, 'src/cli/main.ts'), 'parse-metrics-log': join(ROOT, 'bench/parse-metrics-log.ts') },
+    join(dir, 'bin'),
+  );
   const py = join(ROOT, 'bench/verl_metrics_json.py');
   const cli = (file: string) => [process.execPath, join(bin, 'medrl-cli.js'), 'metrics', file, '--json'];
   // The baseline must do the same work: its output is compared byte for byte with ours on a small dense log.
