@@ -154,7 +154,11 @@ async function dense(): Promise<void> {
     await writeDenseVerlLog(log, mbWanted * (1 << 20));
   }
   const bin = nodeBundles(
-    { 'medrl-cli': join(ROOT, 'src/cli/main.ts'), 'parse-metrics-log': join(ROOT, 'bench/parse-metrics-log.ts') },
+    {
+      'medrl-cli': join(ROOT, 'src/cli/main.ts'),
+      'json-worker': join(ROOT, 'src/core/metrics/series-json-worker.ts'),
+      'parse-metrics-log': join(ROOT, 'bench/parse-metrics-log.ts'),
+    },
     join(dir, 'bin'),
   );
   const py = join(ROOT, 'bench/verl_metrics_json.py');

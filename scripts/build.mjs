@@ -99,6 +99,16 @@ const builds = [
   },
   {
     ...common,
+    // The threads that write `medrl metrics --json` for a large series (series-json-workers.ts starts them).
+    entryPoints: { 'json-worker': join(root, 'src/core/metrics/series-json-worker.ts') },
+    outdir: join(root, 'dist'),
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: nodeExternal,
+  },
+  {
+    ...common,
     // The PHI scan's worker thread is its own bundle beside the CLI and the extension (both start it from dist/).
     entryPoints: { 'phi-worker': join(root, 'src/core/phi/scan-worker.ts') },
     outdir: join(root, 'dist'),
@@ -170,7 +180,7 @@ if (watch) {
       });
     },
   });
-  const names = ['extension', 'cli', 'metrics-worker', 'phi-worker', 'webviews'];
+  const names = ['extension', 'cli', 'metrics-worker', 'json-worker', 'phi-worker', 'webviews'];
   const contexts = await Promise.all(
     builds.map((b, i) => esbuild.context({ ...b, plugins: [...(b.plugins ?? []), watchReport(names[i])] })),
   );
@@ -179,6 +189,6 @@ if (watch) {
   await Promise.all(builds.map((b) => esbuild.build(b)));
   const schemaCount = finishCli();
   console.log(
-    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, metrics-worker, phi-worker, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
+    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, metrics-worker, json-worker, phi-worker, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
   );
 }

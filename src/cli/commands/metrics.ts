@@ -5,7 +5,7 @@ import { printError, printLines, UsageError } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
 import { openMetricsSource } from '../../core/metrics/run-metrics';
 import { HEADLINES, headlineKey } from '../../core/metrics/headline';
-import { seriesJsonChunks } from '../../core/metrics/series-json';
+import { seriesJsonOutput } from '../../core/metrics/series-json-workers';
 import { formatProblem } from '../../core/errors/located-error';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 
@@ -48,8 +48,9 @@ export const metricsCommand: Command = {
       for (const n of src.notes()) printError(ctx, `${host.name}:${src.source}: note: ${n}`);
       const series = src.series;
       if (ctx.json) {
-        // Written in ~1 MB chunks with backpressure: a 1 GB log's steps stream out without piling up in memory.
-        for (const chunk of seriesJsonChunks(series)) if (!ctx.stdout.write(chunk)) await once(ctx.stdout, 'drain');
+        // Written in chunks with backpressure (by worker threads for a large series): a 1 GB log's steps stream out
+        // without piling up in memory.
+        for await (const chunk of seriesJsonOutput(series)) if (!ctx.stdout.write(chunk)) await once(ctx.stdout, 'drain');
       } else {
         const names = series.metricNames();
         const cols = HEADLINES.map((d) => ({ title: d.title, key: headlineKey(d, names, src.framework) })).filter(

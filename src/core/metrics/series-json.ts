@@ -25,15 +25,95 @@ function isArrayIndex(k: string): boolean {
 }
 
 /**
+ * A series' columns in the order JSON.stringify lists an object's keys: array-index keys first, ascending, then the
+ * others in the order they were first logged.
+ */
+export function jsonColumnOrder(series: MetricSeries): Array<[string, Float64Column]> {
+  const entries = series.columnEntries();
+  return [
+    ...entries.filter(([k]) => isArrayIndex(k)).sort((a, b) => Number(a[0]) - Number(b[0])),
+    ...entries.filter(([k]) => !isArrayIndex(k)),
+  ];
+}
+
+/**
  * A series as JSON lines, one `{"step":N,"metrics":{...}}` per step in step order (what `medrl metrics --json` prints),
  * byte for byte what `JSON.stringify({ step, metrics: jsonMetrics(row.metrics) })` gives, in chunks of about 1 MB: a
  * 1 GB log's output is written column-wise from the series, with no object or string per step or value.
  */
 export function* seriesJsonChunks(series: MetricSeries): Generator<Buffer> {
-  const w = new JsonLinesWriter(series);
-  while (!w.done) {
-    const buf = Buffer.allocUnsafe(Math.max(CHUNK, w.longestRow));
-    yield buf.subarray(0, w.fill(buf));
+  const order = jsonColumnOrder(series);
+  const format = new JsonLineFormat(order.map(([k]) => k));
+  const tiles = new RowTiles(
+    order.map(([, c]) => c),
+    series.steps,
+    tileRowsFor(order.length, TILE_BYTES),
+  );
+  let row = 0;
+  while (row < series.length) {
+    const buf = Buffer.allocUnsafe(Math.max(CHUNK, format.longestRow));
+    let pos = 0;
+    while (row < series.length && pos + format.longestRow <= buf.length) {
+      const tile = tiles.load(row);
+      const end = Math.min(tile.start + tile.rows, row + Math.floor((buf.length - pos) / format.longestRow));
+      pos = format.write(buf, pos, tile, row, end);
+      row = end;
+    }
+    yield buf.subarray(0, pos);
+  }
+}
+
+/**
+ * Rows per tile for `columns` columns within `bytes`: a power of two up to a block's rows, so a tile never spans two of a
+ * column's blocks (each block is read once, even one spilled to disk).
+ */
+export function tileRowsFor(columns: number, bytes: number): number {
+  let rows = BLOCK_ROWS;
+  while (rows > 1 && rows * 8 * columns > bytes) rows >>= 1;
+  return rows;
+}
+
+/**
+ * Rows [start, start + rows) of every column, column after column (column c's row r at c × stride + r − start), and
+ * their steps (row r's at steps[r − stepsFrom]): what a JSON line is written from.
+ */
+export interface RowTile {
+  start: number;
+  rows: number;
+  stride: number;
+  values: Float64Array;
+  words: Uint32Array;
+  steps: ArrayLike<number>;
+  stepsFrom: number;
+}
+
+/**
+ * Copies tiles of rows out of a series' columns, so the loop over a row's values reads one array instead of looking each
+ * value up in its column's blocks (a lookup and a "logged?" check per value: about 5% of `--json`'s CPU time on a dense
+ * log).
+ */
+export class RowTiles {
+  private readonly tile: RowTile;
+  private readonly length: number;
+
+  constructor(
+    private readonly columns: readonly Float64Column[],
+    steps: readonly number[],
+    tileRows: number,
+  ) {
+    const values = new Float64Array(tileRows * columns.length);
+    this.tile = { start: 0, rows: 0, stride: tileRows, values, words: new Uint32Array(values.buffer), steps, stepsFrom: 0 };
+    this.length = steps.length;
+  }
+
+  /** The tile that holds `row` (the same object, refilled when `row` is past it). */
+  load(row: number): RowTile {
+    const t = this.tile;
+    if (row >= t.start && row < t.start + t.rows) return t;
+    t.start = row - (row % t.stride);
+    t.rows = Math.min(t.stride, this.length - t.start);
+    for (let c = 0; c < this.columns.length; c++) this.columns[c]!.copyRows(t.start, t.rows, t.words.subarray(c * t.stride * 2));
+    return t;
   }
 }
 
@@ -48,78 +128,38 @@ function words(b: Buffer): Int32Array {
 }
 
 /**
- * Writes a series' rows into buffers (a class, not the generator, so its loops keep their locals in registers). Rows are
- * read a tile at a time: each column's words for the tile's rows are copied into one array, column after column, so the
- * loop over a row's values reads that array instead of looking each value up in its column's blocks (a lookup and a
- * "logged?" check per value: about 5% of `--json`'s CPU time on a dense log).
+ * Writes JSON lines from tiles of rows (a class, so its loops keep their locals in registers): in-process, or on the
+ * worker threads of series-json-workers.ts, which get the keys and the tiles.
  */
-class JsonLinesWriter {
+export class JsonLineFormat {
   /** `,"key":` per column, as words; `keyWordsBare` without the comma (a line's first key). */
   private readonly keyWords: Int32Array[];
   private readonly keyWordsBare: Int32Array[];
   private readonly keyLengths: Int32Array;
-  private readonly columns: Float64Column[];
-  private readonly steps: number[];
-  /** Rows per tile: a power of two, so a tile never spans two of a column's blocks. */
-  private readonly tileRows: number;
-  /** Column c's values for rows [tileStart, tileEnd) at c × tileRows on, and their words. */
-  private readonly tile: Float64Array;
-  private readonly tileWords: Uint32Array;
-  private tileStart = 0;
-  private tileEnd = 0;
-  private row = 0;
-  /** The most bytes one row can take, so that every buffer holds at least one. */
+  /** The most bytes one row can take: a buffer with this much room left holds the next row. */
   readonly longestRow: number;
 
-  constructor(series: MetricSeries) {
-    const entries = series.columnEntries();
-    const cols = [
-      ...entries.filter(([k]) => isArrayIndex(k)).sort((a, b) => Number(a[0]) - Number(b[0])),
-      ...entries.filter(([k]) => !isArrayIndex(k)),
-    ];
-    const keys = cols.map(([k]) => Buffer.from(`,${JSON.stringify(k)}:`));
+  constructor(keysInOrder: readonly string[]) {
+    const keys = keysInOrder.map((k) => Buffer.from(`,${JSON.stringify(k)}:`));
     this.keyWords = keys.map(words);
     this.keyWordsBare = keys.map((k) => words(k.subarray(1)));
     this.keyLengths = Int32Array.from(keys, (k) => k.length);
-    this.columns = cols.map(([, c]) => c);
-    this.steps = series.steps;
-    this.longestRow = STEP.length + METRICS.length + END.length + VALUE_ROOM * (1 + cols.length) + keys.reduce((n, k) => n + k.length, 0);
-    let rows = BLOCK_ROWS;
-    while (rows > 1 && rows * 8 * cols.length > TILE_BYTES) rows >>= 1;
-    this.tileRows = rows;
-    this.tile = new Float64Array(rows * cols.length);
-    this.tileWords = new Uint32Array(this.tile.buffer);
+    this.longestRow = STEP.length + METRICS.length + END.length + VALUE_ROOM * (1 + keys.length) + keys.reduce((n, k) => n + k.length, 0);
   }
 
-  get done(): boolean {
-    return this.row >= this.steps.length;
-  }
-
-  /** Copies every column's words for the tile of rows that holds `row`. */
-  private loadTile(row: number): void {
-    const { tileRows, tileWords, columns } = this;
-    const start = row - (row % tileRows);
-    const count = Math.min(tileRows, this.steps.length - start);
-    for (let c = 0; c < columns.length; c++) columns[c]!.copyRows(start, count, tileWords.subarray(c * tileRows * 2));
-    this.tileStart = start;
-    this.tileEnd = start + count;
-  }
-
-  /** Writes whole rows into buf while the longest row still fits; returns the bytes written. */
-  fill(buf: Buffer): number {
-    const { keyWords, keyWordsBare, keyLengths, steps, longestRow, tile, tileWords, tileRows } = this;
-    const nCols = this.columns.length;
+  /** Writes rows [from, to) of `tile` at buf[pos] (the caller leaves longestRow bytes a row); returns the index past them. */
+  write(buf: Buffer, pos: number, tile: RowTile, from: number, to: number): number {
+    const { keyWords, keyWordsBare, keyLengths } = this;
+    const { values, words: tileWords, stride, steps, stepsFrom, start } = tile;
+    const nCols = keyWords.length;
     const dv = new DataView(buf.buffer, buf.byteOffset, buf.length);
-    let pos = 0;
-    let row = this.row;
-    for (; row < steps.length && pos + longestRow <= buf.length; row++) {
-      if (row >= this.tileEnd) this.loadTile(row);
+    for (let row = from; row < to; row++) {
       pos = copy(STEP, buf, pos);
-      pos = writeNumber(buf, pos, steps[row]!);
+      pos = writeNumber(buf, pos, steps[row - stepsFrom]!);
       pos = copy(METRICS, buf, pos);
       let first = 1;
-      for (let c = 0, at = row - this.tileStart; c < nCols; c++, at += tileRows) {
-        const v = tile[at]!;
+      for (let c = 0, at = row - start; c < nCols; c++, at += stride) {
+        const v = values[at]!;
         // A row not logged reads as NaN: only a NaN needs the second look that tells it from a logged NaN.
         if (v !== v && notLogged(tileWords, 2 * at)) continue;
         const kw = first ? keyWordsBare[c]! : keyWords[c]!;
@@ -131,7 +171,6 @@ class JsonLinesWriter {
       }
       pos = copy(END, buf, pos);
     }
-    this.row = row;
     return pos;
   }
 }

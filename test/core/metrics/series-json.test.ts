@@ -9,6 +9,7 @@ import { MetricSeries } from '../../../src/core/metrics/metric-series';
 import { BLOCK_BYTES, BlockSpill } from '../../../src/core/metrics/block-spill';
 import { jsonMetrics } from '../../../src/core/metrics/metric-value';
 import { seriesJsonChunks } from '../../../src/core/metrics/series-json';
+import { seriesJsonOutput } from '../../../src/core/metrics/series-json-workers';
 import { writeDenseVerlLog } from './verl-log-generator';
 
 const FIX = join(__dirname, '../../fixtures/metrics');
@@ -90,5 +91,30 @@ describe('seriesJsonChunks: the --json lines, written column-wise', () => {
       series.add({ step, metrics: m });
     }
     assert.equal(chunked(series), perRecord(series));
+  });
+
+  it('written by worker threads (a large series): byte for byte what one thread writes, jobs in order, spilled blocks read back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-json-'));
+    try {
+      const spill = new BlockSpill({ budgetBytes: 4 * BLOCK_BYTES, dir });
+      const series = new MetricSeries(spill);
+      for (let step = 3; step <= 3 * 30_001; step += 3) {
+        const m: Record<string, number> = { 'critic/score/mean': step / 7, 'actor/entropy': step % 999 === 0 ? NaN : 1 / step };
+        if (step < 40_000) m['val/early'] = step * 0.1;
+        if (step % 5 === 0) m['7'] = step % 2 ? Infinity : -Infinity;
+        for (let c = 0; c < 6; c++) m[`perf/c${c}`] = Math.sqrt(step + c);
+        series.add({ step, metrics: m });
+      }
+      assert.ok(spill.fileBytes > 0, 'some blocks spilled');
+      const want = chunked(series);
+      assert.equal(want, perRecord(series));
+      // Small jobs (256 rows for 10 metrics), so that many are out at once and finish in any order.
+      const chunks: Uint8Array[] = [];
+      for await (const c of seriesJsonOutput(series, 3, 20 << 10)) chunks.push(c);
+      assert.ok(chunks.length > 100, `${chunks.length} jobs`);
+      assert.equal(Buffer.concat(chunks).toString('utf8'), want);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
