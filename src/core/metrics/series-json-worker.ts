@@ -10,7 +10,7 @@ const format = new JsonLineFormat((workerData as { keys: string[] }).keys);
 
 parentPort?.on('message', (job: JsonJob) => {
   const values = new Float64Array(job.words.buffer, job.words.byteOffset, job.words.length / 2);
-  const tile = { start: 0, rows: job.rows, stride: job.rows, values, words: job.words, steps: job.steps, stepsFrom: 0 };
+  const tile = { start: 0, rows: job.rows, stride: job.rows, values, words: job.words, steps: job.steps };
   // Its own ArrayBuffer (not the shared pool's), so that it can be transferred.
   const buf = Buffer.allocUnsafeSlow(job.rows * format.longestRow);
   const end = format.write(buf, 0, tile, 0, job.rows);

@@ -26,7 +26,10 @@ export interface JsonJobDone {
 
 /** Values below which one thread writes the series: starting workers (about 30 ms each) would cost more than it saves. */
 const PARALLEL_MIN_VALUES = 4_000_000;
-/** Workers at most: past this, copying the tiles and writing the output on this thread is what limits the output. */
+/**
+ * Workers at most, for memory: each costs about 15 MB with its jobs (a dense 1 GB log on 16 cores: 8 workers wrote in
+ * 1.48 s at 331 MB peak, 12 in 1.17 s, 16 no faster).
+ */
 const MAX_WORKERS = 8;
 /** Bytes of values per job: a job's output (about 5x that) stays small while a message's cost vanishes beside its work. */
 const JOB_BYTES = 256 << 10;

@@ -75,7 +75,7 @@ export function tileRowsFor(columns: number, bytes: number): number {
 
 /**
  * Rows [start, start + rows) of every column, column after column (column c's row r at c × stride + r − start), and
- * their steps (row r's at steps[r − stepsFrom]): what a JSON line is written from.
+ * the steps (row r's at steps[r]): what a JSON line is written from.
  */
 export interface RowTile {
   start: number;
@@ -84,7 +84,6 @@ export interface RowTile {
   values: Float64Array;
   words: Uint32Array;
   steps: ArrayLike<number>;
-  stepsFrom: number;
 }
 
 /**
@@ -102,7 +101,7 @@ export class RowTiles {
     tileRows: number,
   ) {
     const values = new Float64Array(tileRows * columns.length);
-    this.tile = { start: 0, rows: 0, stride: tileRows, values, words: new Uint32Array(values.buffer), steps, stepsFrom: 0 };
+    this.tile = { start: 0, rows: 0, stride: tileRows, values, words: new Uint32Array(values.buffer), steps };
     this.length = steps.length;
   }
 
@@ -150,12 +149,12 @@ export class JsonLineFormat {
   /** Writes rows [from, to) of `tile` at buf[pos] (the caller leaves longestRow bytes a row); returns the index past them. */
   write(buf: Buffer, pos: number, tile: RowTile, from: number, to: number): number {
     const { keyWords, keyWordsBare, keyLengths } = this;
-    const { values, words: tileWords, stride, steps, stepsFrom, start } = tile;
+    const { values, words: tileWords, stride, steps, start } = tile;
     const nCols = keyWords.length;
     const dv = new DataView(buf.buffer, buf.byteOffset, buf.length);
     for (let row = from; row < to; row++) {
       pos = copy(STEP, buf, pos);
-      pos = writeNumber(buf, pos, steps[row - stepsFrom]!);
+      pos = writeNumber(buf, pos, steps[row]!);
       pos = copy(METRICS, buf, pos);
       let first = 1;
       for (let c = 0, at = row - start; c < nCols; c++, at += stride) {
