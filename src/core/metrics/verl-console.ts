@@ -293,7 +293,9 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
         let end = dec.end;
         if (close > 0) end = b[end] === 0x29 ? end + 1 : -1;
         if (end === to || (end > 0 && isSep(b, end, to))) {
-          out.values[out.push(start, j, same)] = dec.value;
+          // Pushed first: a push past the capacity replaces `out.values` (read before the call, it would be the old array).
+          const n = out.push(start, j, same);
+          out.values[n] = dec.value;
           i = end;
           continue;
         }

@@ -135,6 +135,20 @@ describe('verl console lines', () => {
       bad: [],
     });
   });
+
+  it('reads every value of the first line with more metrics than any before (real verl lines have 80 and more)', () => {
+    // The scanner's arrays grow at 64, 128, ... values: the value that made them grow was written into the old array,
+    // and read as 0 (a validation score of 0.3056 shown as 0, on the first such line only).
+    const parser = new MetricLogParser();
+    for (const n of [10, 65, 200]) {
+      const parts = Array.from({ length: n }, (_, i) => `m${i}:${i + 0.25}`);
+      parser.feed({ text: `(TaskRunner pid=1) step:${n} - ${parts.join(' - ')}`, start: 0 });
+    }
+    for (const n of [10, 65, 200]) {
+      const row = parser.series.indexOf(n);
+      for (let i = 0; i < n; i++) assert.equal(parser.series.existingColumn(`m${i}`)!.get(row), i + 0.25, `step ${n}, m${i}`);
+    }
+  });
 });
 
 describe('verl file logger JSONL', () => {
