@@ -142,7 +142,7 @@ function timedProcess(cmd: string[], toNull = false): { wall: number; cpu: numbe
   return { wall: wall!, cpu: user! + sys!, rssMb: (kb! * 1024) / 1e6, out: r.stdout ?? '' };
 }
 
-type Contender = 'grep' | 'parse' | 'json' | 'python';
+type Contender = 'grep' | 'parse1' | 'parse' | 'json' | 'python';
 
 async function dense(): Promise<void> {
   const mbWanted = Number(process.env.MEDRL_BENCH_DENSE_MB ?? 1024);
@@ -157,6 +157,7 @@ async function dense(): Promise<void> {
     {
       'medrl-cli': join(ROOT, 'src/cli/main.ts'),
       'json-worker': join(ROOT, 'src/core/metrics/series-json-worker.ts'),
+      'range-parse-worker': join(ROOT, 'src/core/metrics/range-parse-worker.ts'),
       'parse-metrics-log': join(ROOT, 'bench/parse-metrics-log.ts'),
     },
     join(dir, 'bin'),
@@ -174,6 +175,7 @@ async function dense(): Promise<void> {
   const rounds = Number(process.env.MEDRL_BENCH_ROUNDS ?? 1);
   const runs: Record<Contender, { wall: number; cpu: number; rssMb: number }[]> = {
     grep: [],
+    parse1: [],
     parse: [],
     json: [],
     python: [],
@@ -186,6 +188,7 @@ async function dense(): Promise<void> {
     steps = Number(grep.out);
     runs.grep.push(grep);
     runs.parse.push(parse);
+    runs.parse1.push(timedProcess([process.execPath, join(bin, 'parse-metrics-log.js'), log, '--one-thread']));
     runs.json.push(timedProcess(cli(log), true));
     runs.python.push(timedProcess(['python3', py, log], true));
   }
@@ -202,10 +205,11 @@ async function dense(): Promise<void> {
   const x = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(1)}x` : 'n/a');
   row(`grep -c step:`, 'grep', '');
   row(`python3 regex loop → JSON`, 'python', '');
+  row(`medrl parse on one thread`, 'parse1', `${x(med('parse1', 'wall'), med('grep', 'wall'))} grep's time`);
   row(
     `medrl parse alone`,
     'parse',
-    `${x(med('parse', 'wall'), med('grep', 'wall'))} grep's time, CPU ${x(med('parse', 'cpu'), med('grep', 'cpu'))} (target ≤ 5x)`,
+    `${x(med('parse', 'wall'), med('grep', 'wall'))} grep's time, CPU ${x(med('parse', 'cpu'), med('grep', 'cpu'))} (target ≤ 5x); ${x(med('parse1', 'wall'), med('parse', 'wall'))} faster than one thread`,
   );
   row(
     `medrl metrics --json`,

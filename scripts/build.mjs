@@ -89,8 +89,12 @@ const builds = [
   },
   {
     ...common,
-    // The thread that parses a big local log into the metrics cache for the dashboard (cache-fill-workers.ts starts it).
-    entryPoints: { 'metrics-worker': join(root, 'src/core/metrics/parse-worker.ts') },
+    // The thread that parses a big local log into the metrics cache for the dashboard (cache-fill-workers.ts starts it),
+    // and those that parse one range each of a big log `medrl metrics` reads (split-parse.ts starts them).
+    entryPoints: {
+      'metrics-worker': join(root, 'src/core/metrics/parse-worker.ts'),
+      'range-parse-worker': join(root, 'src/core/metrics/range-parse-worker.ts'),
+    },
     outdir: join(root, 'dist'),
     platform: 'node',
     format: 'cjs',
@@ -189,6 +193,6 @@ if (watch) {
   await Promise.all(builds.map((b) => esbuild.build(b)));
   const schemaCount = finishCli();
   console.log(
-    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, metrics-worker, json-worker, phi-worker, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
+    `[build] ${production ? 'production' : 'development'} bundles (extension, cli, metrics-worker, range-parse-worker, json-worker, phi-worker, ${webviews.length} webview(s)) and ${schemaCount} schema(s) in ${Date.now() - started} ms`,
   );
 }

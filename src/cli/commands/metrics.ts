@@ -40,7 +40,8 @@ export const metricsCommand: Command = {
     try {
       const host = await pool.get(hostName ?? LOCAL_HOST);
       const path = hostName ? target : resolve(ctx.cwd, target);
-      const src = await openMetricsSource(host, path);
+      // A big local log is read by several threads, a byte range each (the whole log is wanted at once).
+      const src = await openMetricsSource(host, path, { split: {} });
       await src.poll({ final: true });
       if (!src.source) throw new Error(`${host.name}:${path}: no metrics yet (no metrics.jsonl, output.log or trainer_state.json)`);
       const problems = await src.problems();

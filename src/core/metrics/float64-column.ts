@@ -149,6 +149,27 @@ export class Float64Column implements SpillOwner {
     else this.blocks[i >>> 13]![i & (BLOCK - 1)] = v;
   }
 
+  /**
+   * Writes `count` rows from `words` (two words a row, as copyRows gives them) at rows `row` on, at or past the
+   * column's end: a later range of the same log, parsed on another thread, copied a block at a time.
+   */
+  appendWords(row: number, words: Uint32Array, count: number): void {
+    if (row < this.length) throw new Error(`appendWords: row ${row} is before the column's end (${this.length})`);
+    for (let done = 0; done < count;) {
+      const i = row + done;
+      const k = i >>> 13;
+      const j = i & (BLOCK - 1);
+      const n = Math.min(count - done, BLOCK - j);
+      // A new block is the last one, which is never spilled; an existing one at or past the end is the last one too.
+      if (k >= this.blocks.length) this.grow(i);
+      else if (this.blocks[k] === null) this.load(k);
+      this.dirty[k] = true;
+      this.words[k]!.set(words.subarray(done * 2, (done + n) * 2), j * 2);
+      done += n;
+    }
+    if (count > 0) this.length = row + count;
+  }
+
   /** Inserts a "not logged" row at i (a step logged out of order: rare, so shifting is fine). */
   insertMissing(i: number): void {
     if (i >= this.length) return;

@@ -29,6 +29,12 @@ export const parserStateSchema = z.object({
 });
 export type ParserState = z.infer<typeof parserStateSchema>;
 
+/** A parser's state after one byte range of a log (rangeState), to merge into the parse of the ranges before it. */
+export interface RangeParserState extends ParserState {
+  problems: LineProblem[];
+  droppedProblems: number;
+}
+
 /** A line that looked like metrics but was (partly) unreadable: where it starts (byte offset) and why. */
 export interface LineProblem {
   offset: number;
@@ -90,6 +96,31 @@ export class MetricLogParser {
     if (this.seen.has('trl') || this.trl.hasPending || this.trl.bar !== undefined) return undefined;
     const seen = [...this.seen].filter((k): k is ParserState['seen'][number] => k !== 'trl'); // none: checked above
     return { framework: this.framework ?? null, seen, missing: this.missing.toJSON() };
+  }
+
+  /**
+   * What a parse of one byte range of a log (split-parse.ts) hands over besides its series, or undefined when the range
+   * cannot be parsed apart from the lines before and after it: TRL output (a dict's step is in the bar drawn after it,
+   * maybe in the next range) or a step line torn at the range's end (the next range's first line may hold its rest).
+   */
+  rangeState(): RangeParserState | undefined {
+    if (this.tornStep !== undefined || this.seen.has('trl') || this.trl.hasPending || this.trl.bar !== undefined) return undefined;
+    return {
+      framework: this.framework ?? null,
+      seen: [...this.seen].filter((k): k is ParserState['seen'][number] => k !== 'trl'), // none: checked above
+      missing: this.missing.toJSON(),
+      problems: this.problems,
+      droppedProblems: this.droppedProblems,
+    };
+  }
+
+  /** Takes on the state of the next range of the log, parsed apart (its series is merged by the caller). */
+  absorbRange(state: RangeParserState): void {
+    this.framework ??= state.framework ?? undefined;
+    for (const k of state.seen) this.seen.add(k);
+    this.missing.merge(state.missing);
+    for (const p of state.problems) this.problem(p.offset, p.message, p.field);
+    this.droppedProblems += state.droppedProblems;
   }
 
   /** Goes on from a cached parse (a fresh parser, whose series took the cached one). */

@@ -81,6 +81,23 @@ export class MetricSeries {
     return i;
   }
 
+  /**
+   * Adds `steps` (ascending, each past the last step held) as new rows, and returns the first one's row: the steps of a
+   * later range of the same log, parsed on another thread (split-parse.ts), whose columns are then written there.
+   */
+  appendSteps(steps: ArrayLike<number>): number {
+    const base = this.steps.length;
+    for (let i = 0; i < steps.length; i++) {
+      const s = steps[i]!;
+      if (!(s > (i > 0 ? steps[i - 1]! : (this.steps[base - 1] ?? -Infinity))))
+        throw new Error(`appendSteps: step ${s} is not past the last one`);
+      this.steps.push(s);
+      this.observed.push(NaN);
+    }
+    this.revision += steps.length;
+    return base;
+  }
+
   /** A metric's column, or undefined when it was never logged. */
   existingColumn(metric: string): Float64Column | undefined {
     return this.cols.get(metric);

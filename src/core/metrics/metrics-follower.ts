@@ -6,6 +6,7 @@ import { MetricLogParser, type Framework, type LineProblem } from './metric-log-
 import { parseTrainerState } from './trl-trainer-state';
 import { MissingValues } from './missing-values';
 import type { CachedParse, MetricsCache } from './metrics-cache';
+import { parseInRanges, splitWorkerCount, SPLIT_MIN_BYTES } from './split-parse';
 
 /** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
 const CHUNK = 4 << 20;
@@ -26,6 +27,18 @@ export interface PollOptions {
    * poll reads, and as a worker thread's parse of the log advances while this poll waits for it.
    */
   onRead?: (read: number, size: number) => void;
+  /** Read no further than this byte offset (a line's start): one range of a log, parsed on a worker thread. */
+  end?: number;
+}
+
+/**
+ * The first read of a big local log, split over worker threads by byte ranges (split-parse.ts): `workers` (default one
+ * per core, see splitWorkerCount) when the log has at least `minBytes` (default SPLIT_MIN_BYTES). For a reader that
+ * wants the whole log at once (`medrl metrics`); the dashboard's big logs go to the metrics cache on a worker instead.
+ */
+export interface SplitOptions {
+  workers?: number;
+  minBytes?: number;
 }
 
 /** How often a poll's onRead hears of its progress. */
@@ -71,14 +84,28 @@ export class MetricsFollower {
   private cachedOffset = 0;
   /** The parse of this log into the cache on another thread, under way (restoreCached started it). */
   private filling: Filling | undefined;
+  /** How the first read is split over threads, until it has happened (or could not). */
+  private split: SplitOptions | undefined;
 
   constructor(
     readonly host: Host,
     readonly path: string,
     series = new MetricSeries(),
     private readonly cache?: MetricsCache,
+    opts: { split?: SplitOptions } = {},
   ) {
     this.parser = new MetricLogParser(series);
+    this.split = opts.split;
+  }
+
+  /** Where the next poll reads from: just past the last line read. */
+  get readOffset(): number {
+    return this.offset;
+  }
+
+  /** Reads from `offset` (a line's start) on, not from the file's start: one range of a log, parsed on a worker thread. */
+  startAt(offset: number): void {
+    this.offset = offset;
   }
 
   get source(): string {
@@ -108,7 +135,8 @@ export class MetricsFollower {
     // While the whole log is parsed on another thread, the first slice is read here (charts show its start at once);
     // the next poll takes the whole parse and reads on from where it stopped.
     if (this.filling && (opts.maxBytes === undefined || this.offset > 0)) await this.takeFilled(this.filling, opts.onRead);
-    const size = (await this.host.stat(this.path)).size;
+    if (this.split) await this.readSplit(this.split, opts.signal);
+    const size = Math.min((await this.host.stat(this.path)).size, opts.end ?? Infinity);
     const restarted = size < this.offset;
     if (restarted) {
       this.offset = 0;
@@ -133,6 +161,7 @@ export class MetricsFollower {
       try {
         for await (const line of readLineBytes(this.host, this.path, {
           start: this.offset,
+          end: opts.end,
           matching: markers,
           includePartial: opts.final,
           signal: opts.signal,
@@ -174,6 +203,21 @@ export class MetricsFollower {
       if (this.parser.peekBars(tail.toString('utf8')) !== undefined) steps++;
     }
     return { steps, restarted, more };
+  }
+
+  /**
+   * The first read of a big local log, split over worker threads; this thread then reads on from where they stopped
+   * (what the log gained meanwhile, and an unfinished last line). A log they cannot split (TRL output, a step line torn
+   * at a range's end) is read here as any other.
+   */
+  private async readSplit(split: SplitOptions, signal: AbortSignal | undefined): Promise<void> {
+    this.split = undefined;
+    if (this.offset > 0 || this.series.length > 0 || this.host.kind !== 'local') return;
+    const size = (await this.host.stat(this.path)).size;
+    const workers = split.workers ?? splitWorkerCount(size);
+    if (size < (split.minBytes ?? SPLIT_MIN_BYTES) || workers < 2) return;
+    const end = await parseInRanges(this.host, this.path, size, this.parser, { workers, signal });
+    if (end !== undefined) this.offset = end;
   }
 
   /**

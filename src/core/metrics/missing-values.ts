@@ -25,6 +25,19 @@ export class MissingValues {
     for (const [k, m] of entries) this.byKey.set(k, { count: m.count, steps: [...m.steps], last: m.last });
   }
 
+  /** Adds what `toJSON` gave for the lines after this one's (a later range of the same log, parsed apart). */
+  merge(entries: Array<[string, MissingEntry]>): void {
+    for (const [k, m] of entries) {
+      const had = this.byKey.get(k);
+      if (!had) this.byKey.set(k, { count: m.count, steps: [...m.steps], last: m.last });
+      else {
+        had.count += m.count;
+        had.last = m.last;
+        had.steps.push(...m.steps.slice(0, Math.max(0, LISTED_STEPS - had.steps.length)));
+      }
+    }
+  }
+
   /** A value of `key` at `step` was None (JSON `null` is Python's None as json.dumps writes it). */
   add(key: string, step: number): void {
     const m = this.byKey.get(key);

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import type { Host } from '../remote/host';
 import { HostFileNotFoundError } from '../remote/host';
 import { MetricSeries } from './metric-series';
-import { MetricsFollower, type PollOptions, type PollResult } from './metrics-follower';
+import { MetricsFollower, type PollOptions, type PollResult, type SplitOptions } from './metrics-follower';
 import type { Problem } from '../errors/located-error';
 import type { Framework } from './metric-log-parser';
 import { errorMessage } from '../errors/located-error';
@@ -86,6 +86,7 @@ export class RunMetrics {
     readonly host: Host,
     readonly run: RunRef,
     private readonly cache?: MetricsCache,
+    private readonly split?: SplitOptions,
   ) {
     this.series = new MetricSeries();
     this.framework = run.framework;
@@ -106,7 +107,8 @@ export class RunMetrics {
       const where = await locateRunMetrics(this.host, { ...this.run, framework: this.framework });
       if (!where) return { steps: 0, restarted: false, more: false };
       this.framework ??= where.framework;
-      if (where.path !== this.follower?.path) this.follower = new MetricsFollower(this.host, where.path, this.series, this.cache);
+      if (where.path !== this.follower?.path)
+        this.follower = new MetricsFollower(this.host, where.path, this.series, this.cache, { split: this.split });
     }
     const r = await this.follower.poll(opts);
     this.framework ??= this.follower.framework;
@@ -143,14 +145,16 @@ export interface MetricsSource {
 
 /**
  * A run folder (when `path` is a folder) or a single metrics file on a host. With a cache, a big log read before is
- * taken from it and read on from where that read stopped.
+ * taken from it and read on from where that read stopped. With `split`, the first read of a big local log is split
+ * over worker threads.
  */
 export async function openMetricsSource(
   host: Host,
   path: string,
-  opts: { framework?: Framework; cache?: MetricsCache } = {},
+  opts: { framework?: Framework; cache?: MetricsCache; split?: SplitOptions } = {},
 ): Promise<MetricsSource> {
   const st = await host.stat(path);
-  if (st.kind === 'directory') return new RunMetrics(host, { host: host.name, dir: path, framework: opts.framework }, opts.cache);
-  return new MetricsFollower(host, path, new MetricSeries(), opts.cache);
+  if (st.kind === 'directory')
+    return new RunMetrics(host, { host: host.name, dir: path, framework: opts.framework }, opts.cache, opts.split);
+  return new MetricsFollower(host, path, new MetricSeries(), opts.cache, { split: opts.split });
 }

@@ -1,0 +1,184 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { startBundledWorker } from '../io/bundled-worker';
+import type { Host } from '../remote/host';
+import { notLogged } from './float64-column';
+import type { MetricLogParser, RangeParserState } from './metric-log-parser';
+import type { MetricSeries } from './metric-series';
+
+/** Below this a log parses on one thread in about a second or less: starting workers and merging cost more than they save. */
+export const SPLIT_MIN_BYTES = 64 << 20;
+/** Each worker gets at least this much of the log. */
+const RANGE_MIN_BYTES = 32 << 20;
+/** Each worker costs about 40 MB (its heap and 16 MB of resident blocks): 8 keep a 1 GB log's parse within ~500 MB. */
+const MAX_SPLIT_WORKERS = 8;
+/** Columns asked of a worker ahead of the one being merged, so that its copying overlaps this thread's. */
+const COLUMNS_AHEAD = 4;
+/** How far past a split point the next line start is looked for, per read. */
+const SEEK_BYTES = 64 << 10;
+
+/** One range of a log to parse on a worker (range-parse-worker.ts): `host` is the local host's name. */
+export interface RangeJob {
+  host: string;
+  path: string;
+  start: number;
+  end: number;
+}
+
+/** A worker's first reply: its range's steps (ascending), its columns' names, and its parser's state. */
+export type RangeReply =
+  { steps: Float64Array<ArrayBuffer>; columns: string[]; state: RangeParserState | undefined; end: number } | { failed: string };
+
+/** How many workers split a log of `size` bytes: one per core, at most MAX_SPLIT_WORKERS, each with RANGE_MIN_BYTES or more. */
+export function splitWorkerCount(size: number): number {
+  return Math.min(availableParallelism(), MAX_SPLIT_WORKERS, Math.floor(size / RANGE_MIN_BYTES));
+}
+
+/**
+ * Parses the local log at `path` (its first `size` bytes) on `workers` threads, one byte range of whole lines each, and
+ * merges their parses into `parser` (fresh, with an empty series) in the log's order, as one thread reading it all
+ * would have: a step logged again in a later range (a resumed run) takes the later values. Returns the offset to read
+ * on from, or undefined when the log cannot be parsed by ranges (see MetricLogParser.rangeState): `parser` is then
+ * untouched, and the caller reads the log itself.
+ *
+ * Memory stays bounded: each worker keeps its range's columns within its own budget (the rest in its spill file), and
+ * hands them over one column at a time as this thread merges them, range after range.
+ */
+export async function parseInRanges(
+  host: Host,
+  path: string,
+  size: number,
+  parser: MetricLogParser,
+  opts: { workers: number; signal?: AbortSignal },
+): Promise<number | undefined> {
+  const bounds = await rangeBounds(host, path, size, opts.workers);
+  const ranges: RangeWorker[] = [];
+  const stop = () => {
+    for (const r of ranges) r.stop();
+  };
+  opts.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    for (let i = 0; i + 1 < bounds.length; i++)
+      ranges.push(new RangeWorker({ host: host.name, path, start: bounds[i]!, end: bounds[i + 1]! }));
+    const replies = await Promise.all(ranges.map((r) => r.parsed));
+    opts.signal?.throwIfAborted();
+    if (replies.some((r) => r.state === undefined)) return undefined;
+    for (let i = 0; i < ranges.length; i++) {
+      await mergeRange(parser.series, ranges[i]!, replies[i]!);
+      parser.absorbRange(replies[i]!.state!);
+      ranges[i]!.stop();
+    }
+    opts.signal?.throwIfAborted();
+    return replies[replies.length - 1]!.end;
+  } finally {
+    opts.signal?.removeEventListener('abort', stop);
+    stop();
+  }
+}
+
+/** Line starts that split [0, size) into `n` ranges of about equal bytes (fewer where lines are longer than a range). */
+export async function rangeBounds(host: Host, path: string, size: number, n: number): Promise<number[]> {
+  const bounds = [0];
+  for (let i = 1; i < n; i++) {
+    const at = Math.floor((size * i) / n);
+    if (at <= bounds[bounds.length - 1]!) continue;
+    const start = await nextLineStart(host, path, at, size);
+    if (start > bounds[bounds.length - 1]! && start < size) bounds.push(start);
+  }
+  bounds.push(size);
+  return bounds;
+}
+
+/** The first line start at or after `at` (> 0): just past the first newline at or after `at - 1`; `size` if none. */
+async function nextLineStart(host: Host, path: string, at: number, size: number): Promise<number> {
+  for (let pos = at - 1; pos < size; pos += SEEK_BYTES) {
+    const buf = await host.readFile(path, { start: pos, end: Math.min(size, pos + SEEK_BYTES) });
+    const nl = buf.indexOf(0x0a);
+    if (nl >= 0) return pos + nl + 1;
+    if (buf.length === 0) break;
+  }
+  return size;
+}
+
+/** Adds one range's steps and columns to the series of the ranges before it. */
+async function mergeRange(series: MetricSeries, range: RangeWorker, reply: Extract<RangeReply, { steps: Float64Array }>): Promise<void> {
+  const steps = reply.steps;
+  if (steps.length === 0) return;
+  const n = series.length;
+  // Usually each range's steps come after the last range's, and its columns are copied a block at a time. A resumed
+  // run's repeated (or earlier) steps go row by row, so that the later value wins and other steps stay in order.
+  const append = n === 0 || steps[0]! > series.steps[n - 1]!;
+  const base = append ? series.appendSteps(steps) : 0;
+  const rows = append ? undefined : Array.from(steps, (step) => series.rowOf(step));
+  const ahead: Array<Promise<Uint32Array>> = [];
+  for (let c = 0, asked = 0; c < reply.columns.length; c++) {
+    while (asked < reply.columns.length && ahead.length <= COLUMNS_AHEAD) {
+      const words = range.column(asked++);
+      words.catch(() => undefined); // handled here when its turn comes (a failed worker fails them all)
+      ahead.push(words);
+    }
+    const words = await ahead.shift()!;
+    const col = series.columnRef(reply.columns[c]!);
+    const count = words.length / 2;
+    if (!rows) {
+      col.appendWords(base, words, count);
+      continue;
+    }
+    const values = new Float64Array(words.buffer, words.byteOffset, count);
+    for (let i = 0; i < count; i++) if (!notLogged(words, i * 2)) col.set(rows[i]!, values[i]!);
+  }
+}
+
+/** A worker parsing one range: `parsed` is its first reply; then `column(i)` fetches column i's words (two per row). */
+class RangeWorker {
+  readonly parsed: Promise<Extract<RangeReply, { steps: Float64Array }>>;
+  private readonly worker: Worker;
+  private readonly waiting: Array<{ resolve: (w: Uint32Array) => void; reject: (e: unknown) => void }> = [];
+  private failure: unknown;
+  private stopped = false;
+
+  constructor(job: RangeJob) {
+    this.worker = startBundledWorker(join(__dirname, 'range-parse-worker.js'), join(__dirname, 'range-parse-worker.ts'), {});
+    let settle!: { resolve: (r: Extract<RangeReply, { steps: Float64Array }>) => void; reject: (e: unknown) => void };
+    this.parsed = new Promise((resolve, reject) => (settle = { resolve, reject }));
+    // Handled until parseInRanges awaits it (all ranges' replies are awaited together).
+    this.parsed.catch(() => undefined);
+    let first = true;
+    this.worker.on('message', (msg: RangeReply | Uint32Array) => {
+      if (!first) this.waiting.shift()?.resolve(msg as Uint32Array);
+      else if ('failed' in msg) this.fail(new Error(msg.failed), settle.reject);
+      else settle.resolve(msg as Extract<RangeReply, { steps: Float64Array }>);
+      first = false;
+    });
+    this.worker.once('error', (err) => this.fail(err, settle.reject));
+    this.worker.once('exit', (code) => {
+      if (!this.stopped)
+        this.fail(
+          new Error(`the parse worker for bytes ${job.start}-${job.end} of ${job.path} stopped (exit code ${code})`),
+          settle.reject,
+        );
+    });
+    this.worker.postMessage({ range: job });
+  }
+
+  column(i: number): Promise<Uint32Array> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.worker.postMessage({ column: i });
+    });
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    void this.worker.terminate();
+  }
+
+  private fail(err: unknown, rejectParsed: (e: unknown) => void): void {
+    this.failure ??= err;
+    rejectParsed(err);
+    for (const w of this.waiting.splice(0)) w.reject(err);
+  }
+}
