@@ -11,8 +11,17 @@ import { parserStateSchema, type ParserState } from './metric-log-parser';
 import type { MetricSeries } from './metric-series';
 import { errorMessage } from '../errors/located-error';
 
-/** The file's first bytes: what it is and which layout (a new layout gets a new magic, and older files are stale). */
-const MAGIC = Buffer.from('MEDRLMC1');
+/**
+ * The file's first bytes: what it is and which version (a new layout, or a parser fix that changes what a file holds,
+ * gets a new one, and older files are stale). 2: files of version 1 could hold 0 for the value that made a verl step
+ * line's metrics pass 64 (then 128, ...) on the first such line.
+ */
+const MAGIC = Buffer.from('MEDRLMC2');
+/** Any version's first bytes. */
+const MAGIC_STEM = MAGIC.subarray(0, MAGIC.length - 1);
+
+/** A cache file of another version: not damaged, only stale (removed without a word, and the log read whole). */
+class OtherVersion extends Error {}
 /**
  * The cache holds while these bytes of the log are as they were: 4 KB at its start, before the cached offset, and at
  * 14 places evenly between (64 KB read to tell a rewritten log, where hashing all of it would cost what parsing does).
@@ -201,7 +210,8 @@ export class MetricsCache {
         steps = readDoubles(fd, file, header.stepsAt, header.rows);
         observed = readDoubles(fd, file, header.observedAt, header.rows);
       } catch (err) {
-        this.onProblem(`metrics cache file ${file} is damaged and was removed; the log is read whole (${errorMessage(err)})`);
+        if (!(err instanceof OtherVersion))
+          this.onProblem(`metrics cache file ${file} is damaged and was removed; the log is read whole (${errorMessage(err)})`);
         await unlink(file);
         return undefined;
       }
@@ -343,7 +353,11 @@ function readExactly(fd: number, file: string, pos: number, len: number): Buffer
 
 function readHeader(fd: number, file: string): Header {
   const lead = readExactly(fd, file, 0, MAGIC.length + 4);
-  if (!lead.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('it does not start as a metrics cache file of this version');
+  const magic = lead.subarray(0, MAGIC.length);
+  if (!magic.equals(MAGIC)) {
+    if (magic.subarray(0, MAGIC_STEM.length).equals(MAGIC_STEM)) throw new OtherVersion(`a metrics cache file of another version`);
+    throw new Error('it does not start as a metrics cache file');
+  }
   const json = readExactly(fd, file, lead.length, lead.readUInt32LE(MAGIC.length)).toString('utf8');
   return headerSchema.parse(JSON.parse(json));
 }

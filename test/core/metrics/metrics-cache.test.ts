@@ -97,6 +97,24 @@ describe('the metrics cache: a big log read before is read again only from where
     assert.ok(statSync(file).size > 1 << 20);
   });
 
+  it('replaces a file of an older version without a word (version 1 could hold a value lost by the verl line scanner)', async () => {
+    const dir = join(root, 'cache-v');
+    const problems: string[] = [];
+    const cache = new MetricsCache(dir, { minLogBytes: 1 << 20, onProblem: (m) => problems.push(m) });
+    const first = await parsed(new LocalHost(), log, cache);
+    const file = join(dir, readdirSync(dir)[0]!);
+    const bytes = readFileSync(file);
+    assert.equal(bytes.subarray(0, 8).toString('latin1'), 'MEDRLMC2');
+    bytes.write('MEDRLMC1', 0, 'latin1');
+    writeFileSync(file, bytes);
+    const host = new CountingHost();
+    const again = await parsed(host, log, cache);
+    assertSameSeries(again.series, first.series);
+    assert.ok(host.bytesRead >= statSync(log).size, 'the log was read whole');
+    assert.deepEqual(problems, []);
+    assert.equal(readFileSync(file).subarray(0, 8).toString('latin1'), 'MEDRLMC2', 'and kept again in this version');
+  });
+
   it('keeps no file for a small log, or for one with problems (their messages quote the log)', async () => {
     const dir = join(root, 'cache-d');
     const cache = new MetricsCache(dir, { minLogBytes: 1 << 20 });
