@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { startBundledWorker } from '../io/bundled-worker';
+import { jobsInOrder, type WorkerJob } from '../io/jobs-in-order';
 import type { MetricSeries } from './metric-series';
 import { jsonColumnOrder, RowTiles, seriesJsonChunks, tileRowsFor } from './series-json';
 
@@ -66,59 +66,19 @@ export async function* seriesJsonOutput(
   );
   const total = series.length;
   const jobs = Math.ceil(total / jobRows);
-  const pool: Worker[] = Array.from({ length: workers }, () =>
+  const pool = Array.from({ length: workers }, () =>
     startBundledWorker(join(__dirname, 'json-worker.js'), join(__dirname, 'series-json-worker.ts'), { workerData: { keys } }),
   );
-  const idle = [...pool];
-  const done = new Map<number, Uint8Array>();
-  let failure: Error | undefined;
-  let wake: (() => void) | undefined;
-  let sent = 0;
-  let written = 0;
-
-  const dispatch = () => {
-    while (idle.length && sent < jobs && sent - written < workers + 2) {
-      const from = sent * jobRows;
-      const rows = Math.min(jobRows, total - from);
-      const tile = tiles.load(from);
-      const words = new Uint32Array(rows * 2 * order.length);
-      for (let c = 0, at = (from - tile.start) * 2; c < order.length; c++, at += tile.stride * 2)
-        words.set(tile.words.subarray(at, at + rows * 2), c * rows * 2);
-      const steps = Float64Array.from(series.steps.slice(from, from + rows));
-      idle.pop()!.postMessage({ id: sent++, rows, steps, words } satisfies JsonJob, [steps.buffer, words.buffer]);
-    }
+  const nextJob = (id: number): WorkerJob | undefined => {
+    if (id >= jobs) return undefined;
+    const from = id * jobRows;
+    const rows = Math.min(jobRows, total - from);
+    const tile = tiles.load(from);
+    const words = new Uint32Array(rows * 2 * order.length);
+    for (let c = 0, at = (from - tile.start) * 2; c < order.length; c++, at += tile.stride * 2)
+      words.set(tile.words.subarray(at, at + rows * 2), c * rows * 2);
+    const steps = Float64Array.from(series.steps.slice(from, from + rows));
+    return { message: { id, rows, steps, words } satisfies JsonJob, transfer: [steps.buffer, words.buffer] };
   };
-  for (const w of pool) {
-    w.on('message', (r: JsonJobDone) => {
-      idle.push(w);
-      done.set(r.id, r.bytes);
-      dispatch();
-      wake?.();
-    });
-    w.on('error', (err) => {
-      failure = err;
-      wake?.();
-    });
-    w.on('exit', (code) => {
-      failure ??= new Error(`a JSON worker thread stopped (exit code ${code})`);
-      wake?.();
-    });
-  }
-  try {
-    dispatch();
-    for (; written < jobs; written++) {
-      let bytes = done.get(written);
-      while (bytes === undefined) {
-        if (failure) throw failure;
-        await new Promise<void>((resolve) => (wake = resolve));
-        bytes = done.get(written);
-      }
-      done.delete(written);
-      yield bytes;
-      dispatch();
-    }
-  } finally {
-    for (const w of pool) w.removeAllListeners('exit');
-    await Promise.all(pool.map((w) => w.terminate()));
-  }
+  for await (const done of jobsInOrder<JsonJobDone>(pool, nextJob, { ahead: workers + 2, what: 'a JSON worker thread' })) yield done.bytes;
 }

@@ -1,7 +1,9 @@
+import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startBundledWorker } from '../io/bundled-worker';
+import { lineStartFrom } from '../io/line-start';
 import type { Host } from '../remote/host';
 import { notLogged } from './float64-column';
 import type { MetricLogParser, RangeParserState } from './metric-log-parser';
@@ -15,7 +17,7 @@ const RANGE_MIN_BYTES = 32 << 20;
 const MAX_SPLIT_WORKERS = 8;
 /** Columns asked of a worker ahead of the one being merged, so that its copying overlaps this thread's. */
 const COLUMNS_AHEAD = 4;
-/** How far past a split point the next line start is looked for, per read. */
+/** How much past a split point is read at a time, looking for the next line start. */
 const SEEK_BYTES = 64 << 10;
 
 /** One range of a log to parse on a worker (range-parse-worker.ts): `host` is the local host's name. */
@@ -52,53 +54,60 @@ export async function parseInRanges(
   parser: MetricLogParser,
   opts: { workers: number; signal?: AbortSignal },
 ): Promise<number | undefined> {
-  const bounds = await rangeBounds(host, path, size, opts.workers);
+  const bounds = rangeBounds(path, size, opts.workers);
   const ranges: RangeWorker[] = [];
   const stop = () => {
-    for (const r of ranges) r.stop();
+    for (const r of ranges) r.stop(opts.signal?.reason);
   };
   opts.signal?.addEventListener('abort', stop, { once: true });
+  const series = parser.series;
   try {
     for (let i = 0; i + 1 < bounds.length; i++)
       ranges.push(new RangeWorker({ host: host.name, path, start: bounds[i]!, end: bounds[i + 1]! }));
-    const replies = await Promise.all(ranges.map((r) => r.parsed));
-    opts.signal?.throwIfAborted();
-    if (replies.some((r) => r.state === undefined)) return undefined;
-    for (let i = 0; i < ranges.length; i++) {
-      await mergeRange(parser.series, ranges[i]!, replies[i]!);
-      parser.absorbRange(replies[i]!.state!);
-      ranges[i]!.stop();
+    const states: RangeParserState[] = [];
+    let end = 0;
+    // Each range is merged once it and those before it are parsed, while later ones may still be parsing.
+    for (const range of ranges) {
+      const reply = await range.parsed;
+      if (!reply.state) {
+        series.replaceWith([], [], []);
+        return undefined;
+      }
+      await mergeRange(series, range, reply);
+      range.stop();
+      states.push(reply.state);
+      end = reply.end;
     }
     opts.signal?.throwIfAborted();
-    return replies[replies.length - 1]!.end;
+    for (const state of states) parser.absorbRange(state);
+    return end;
+  } catch (err) {
+    // Nothing half-merged is left: the caller's next poll reads the log from its start.
+    series.replaceWith([], [], []);
+    throw err;
   } finally {
     opts.signal?.removeEventListener('abort', stop);
     stop();
   }
 }
 
-/** Line starts that split [0, size) into `n` ranges of about equal bytes (fewer where lines are longer than a range). */
-export async function rangeBounds(host: Host, path: string, size: number, n: number): Promise<number[]> {
+/** Line starts that split [0, size) of the local file at `path` into `n` ranges of about equal bytes (fewer where lines are longer than a range). */
+export function rangeBounds(path: string, size: number, n: number): number[] {
   const bounds = [0];
-  for (let i = 1; i < n; i++) {
-    const at = Math.floor((size * i) / n);
-    if (at <= bounds[bounds.length - 1]!) continue;
-    const start = await nextLineStart(host, path, at, size);
-    if (start > bounds[bounds.length - 1]! && start < size) bounds.push(start);
+  const fd = openSync(path, 'r');
+  try {
+    const probe = Buffer.allocUnsafe(SEEK_BYTES);
+    for (let i = 1; i < n; i++) {
+      const at = Math.floor((size * i) / n);
+      if (at <= bounds[bounds.length - 1]!) continue;
+      const start = lineStartFrom(fd, at, size, probe);
+      if (start > bounds[bounds.length - 1]! && start < size) bounds.push(start);
+    }
+  } finally {
+    closeSync(fd);
   }
   bounds.push(size);
   return bounds;
-}
-
-/** The first line start at or after `at` (> 0): just past the first newline at or after `at - 1`; `size` if none. */
-async function nextLineStart(host: Host, path: string, at: number, size: number): Promise<number> {
-  for (let pos = at - 1; pos < size; pos += SEEK_BYTES) {
-    const buf = await host.readFile(path, { start: pos, end: Math.min(size, pos + SEEK_BYTES) });
-    const nl = buf.indexOf(0x0a);
-    if (nl >= 0) return pos + nl + 1;
-    if (buf.length === 0) break;
-  }
-  return size;
 }
 
 /** Adds one range's steps and columns to the series of the ranges before it. */
@@ -137,27 +146,26 @@ class RangeWorker {
   private readonly waiting: Array<{ resolve: (w: Uint32Array) => void; reject: (e: unknown) => void }> = [];
   private failure: unknown;
   private stopped = false;
+  private readonly rejectParsed: (e: unknown) => void;
 
   constructor(job: RangeJob) {
     this.worker = startBundledWorker(join(__dirname, 'range-parse-worker.js'), join(__dirname, 'range-parse-worker.ts'), {});
     let settle!: { resolve: (r: Extract<RangeReply, { steps: Float64Array }>) => void; reject: (e: unknown) => void };
     this.parsed = new Promise((resolve, reject) => (settle = { resolve, reject }));
-    // Handled until parseInRanges awaits it (all ranges' replies are awaited together).
+    this.rejectParsed = settle.reject;
+    // Handled until parseInRanges awaits it (ranges are awaited in order; a later one may fail first).
     this.parsed.catch(() => undefined);
     let first = true;
     this.worker.on('message', (msg: RangeReply | Uint32Array) => {
       if (!first) this.waiting.shift()?.resolve(msg as Uint32Array);
-      else if ('failed' in msg) this.fail(new Error(msg.failed), settle.reject);
+      else if ('failed' in msg) this.fail(new Error(msg.failed));
       else settle.resolve(msg as Extract<RangeReply, { steps: Float64Array }>);
       first = false;
     });
-    this.worker.once('error', (err) => this.fail(err, settle.reject));
+    this.worker.once('error', (err) => this.fail(err));
     this.worker.once('exit', (code) => {
       if (!this.stopped)
-        this.fail(
-          new Error(`the parse worker for bytes ${job.start}-${job.end} of ${job.path} stopped (exit code ${code})`),
-          settle.reject,
-        );
+        this.fail(new Error(`the parse worker for bytes ${job.start}-${job.end} of ${job.path} stopped (exit code ${code})`));
     });
     this.worker.postMessage({ range: job });
   }
@@ -170,15 +178,17 @@ class RangeWorker {
     });
   }
 
-  stop(): void {
+  /** Ends the worker; what still waits on it (its reply, columns asked for) fails with `reason`. */
+  stop(reason: unknown = new Error('the parse worker was stopped')): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.fail(reason);
     void this.worker.terminate();
   }
 
-  private fail(err: unknown, rejectParsed: (e: unknown) => void): void {
+  private fail(err: unknown): void {
     this.failure ??= err;
-    rejectParsed(err);
+    this.rejectParsed(err);
     for (const w of this.waiting.splice(0)) w.reject(err);
   }
 }

@@ -1,8 +1,10 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startBundledWorker } from '../io/bundled-worker';
+import { jobsInOrder, type WorkerJob } from '../io/jobs-in-order';
+import { lineStartFrom } from '../io/line-start';
 import { malformedLine } from '../datasets/jsonl-reader';
 import { nameWords } from './name-lexicon';
 import type { DatasetReader } from '../datasets/dataset-reader';
@@ -74,63 +76,24 @@ export function scanForPhi(
   return scanInWorkers(reader.path, reader.size, workers, summary, opts);
 }
 
-/** The first line start at or after `at` (a range's end), reading forward from the byte before it. */
-function lineStartFrom(fd: number, at: number, size: number, buf: Buffer): number {
-  for (let pos = at - 1; pos < size; pos += buf.length) {
-    const n = readSync(fd, buf, 0, buf.length, pos);
-    const nl = buf.subarray(0, n).indexOf(0x0a);
-    if (nl >= 0) return pos + nl + 1;
-  }
-  return size;
-}
-
 async function* scanInWorkers(path: string, size: number, count: number, summary: PhiSummary, opts: ScanOptions): AsyncGenerator<PhiHit[]> {
   const fd = openSync(path, 'r');
   const probe = Buffer.allocUnsafe(1 << 16);
-  const pool = Array.from({ length: count }, startWorker);
-  const idle = [...pool];
-  // Finished ranges wait here for their turn; at most two per worker are ahead of the one being written, so memory stays bounded.
-  const done = new Map<number, RangeResult | { id: number; failed: string }>();
-  let failure: Error | undefined;
-  let wake: (() => void) | undefined;
-  let next = 0;
   let nextStart = 0;
-  let delivered = 0;
-  const dispatch = () => {
-    while (idle.length && nextStart < size && next - delivered < 2 * count) {
-      const start = nextStart;
-      nextStart = start + RANGE_BYTES >= size ? size : lineStartFrom(fd, start + RANGE_BYTES, size, probe);
-      idle.pop()!.postMessage({ id: next++, path, start, end: nextStart } satisfies RangeJob);
-    }
+  const nextJob = (id: number): WorkerJob | undefined => {
+    if (nextStart >= size) return undefined;
+    const start = nextStart;
+    nextStart = start + RANGE_BYTES >= size ? size : lineStartFrom(fd, start + RANGE_BYTES, size, probe);
+    return { message: { id, path, start, end: nextStart } satisfies RangeJob };
   };
-  for (const w of pool) {
-    w.on('message', (r: RangeResult | { id: number; failed: string }) => {
-      idle.push(w);
-      done.set(r.id, r);
-      dispatch();
-      wake?.();
-    });
-    w.on('error', (err) => {
-      failure = err;
-      wake?.();
-    });
-  }
-  const onAbort = () => wake?.();
-  opts.signal?.addEventListener('abort', onAbort);
   try {
-    dispatch();
     let lineBase = 0;
-    for (let id = 0; id < next || nextStart < size; id++) {
-      let r = done.get(id);
-      while (r === undefined) {
-        opts.signal?.throwIfAborted();
-        if (failure) throw failure;
-        await new Promise<void>((resolve) => (wake = resolve));
-        r = done.get(id);
-      }
-      done.delete(id);
-      delivered++;
-      dispatch();
+    // At most two finished ranges per worker wait their turn, so memory stays bounded.
+    for await (const r of jobsInOrder<RangeResult | { id: number; failed: string }>(Array.from({ length: count }, startWorker), nextJob, {
+      ahead: 2 * count,
+      what: 'a PHI scan worker thread',
+      signal: opts.signal,
+    })) {
       if ('failed' in r) throw new Error(r.failed);
       summary.rows += r.rows;
       // A range's findings as one batch, cut where a row could not be read: that is reported where a reader in one thread
@@ -152,9 +115,7 @@ async function* scanInWorkers(path: string, size: number, count: number, summary
       lineBase += r.lines;
     }
   } finally {
-    opts.signal?.removeEventListener('abort', onAbort);
     closeSync(fd);
-    await Promise.all(pool.map((w) => w.terminate()));
   }
 }
 

@@ -52,7 +52,7 @@ describe('parseInRanges: one log parsed by byte ranges on worker threads', () =>
 
   it('gives the series, problems and None notes one thread gives, with a resumed run repeating steps across a range boundary', async () => {
     const size = statSync(log).size;
-    const bounds = await rangeBounds(host, log, size, 3);
+    const bounds = rangeBounds(log, size, 3);
     assert.equal(bounds.length, 4, 'three ranges');
     const text = readFileSync(log);
     for (const b of bounds.slice(1, -1)) assert.equal(text[b - 1], 0x0a, `range bound ${b} starts a line`);
@@ -115,7 +115,7 @@ describe('parseInRanges: one log parsed by byte ranges on worker threads', () =>
     const secondHalf = `${rest}${tail}`.padEnd(firstHalf.length - 1, ' ') + '\n';
     writeFileSync(torn, firstHalf + secondHalf);
     const size = statSync(torn).size;
-    assert.deepEqual(await rangeBounds(host, torn, size, 2), [0, firstHalf.length, size]);
+    assert.deepEqual(rangeBounds(torn, size, 2), [0, firstHalf.length, size]);
     const parser = new MetricLogParser();
     assert.equal(await parseInRanges(host, torn, size, parser, { workers: 2 }), undefined);
     const split = new MetricsFollower(host, torn, undefined, undefined, { split: { workers: 2, minBytes: 0 } });
@@ -125,9 +125,19 @@ describe('parseInRanges: one log parsed by byte ranges on worker threads', () =>
     assert.equal(split.series.existingColumn('critic/score/mean')!.get(split.series.indexOf(201)), 0.8, 'the torn step kept its rest');
   });
 
+  it('stops its workers when the signal aborts, and leaves nothing half-merged', async () => {
+    const parser = new MetricLogParser();
+    const stop = new AbortController();
+    const parse = parseInRanges(host, log, statSync(log).size, parser, { workers: 3, signal: stop.signal });
+    setTimeout(() => stop.abort(new Error('the dashboard was closed')), 50);
+    await assert.rejects(parse, /the dashboard was closed/);
+    assert.equal(parser.series.length, 0);
+    assert.deepEqual(parser.problems, []);
+  });
+
   it('splits at line starts only: a log of one long line is one range', async () => {
     const long = join(dir, 'long.log');
     writeFileSync(long, 'x'.repeat(300_000));
-    assert.deepEqual(await rangeBounds(host, long, 300_000, 4), [0, 300_000]);
+    assert.deepEqual(rangeBounds(long, 300_000, 4), [0, 300_000]);
   });
 });
