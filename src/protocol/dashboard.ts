@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonMetricSchema } from '../core/metrics/metric-value';
+import { jsonMetricSchema } from '../core/metrics/json-metric';
 
 /** Messages between the run dashboard webview and the extension host (zod on both sides). */
 

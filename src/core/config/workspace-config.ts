@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { parseScoreSpec } from '../scoring/score-parser';
 import { errorMessage } from '../errors/located-error';
 
-/** The name of the built-in host that runs jobs as local processes: the product works with no GPU machine. */
-export const LOCAL_HOST = 'local';
+import { LOCAL_HOST } from './local-host-name';
+
+export { LOCAL_HOST };
 
 const hostName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'host names use letters, digits, ".", "_" and "-"');
 

@@ -4,8 +4,8 @@ import type { Float64Column } from './float64-column';
 import { parseVerlConsoleLine, scanVerlConsoleLine, StepLineScan, type ParsedStepLine } from './verl-console';
 import { parseVerlJsonlLine } from './verl-jsonl';
 import { parseTrlDict, TrlStepTracker, type ParsedTrlDict } from './trl-log';
-import { z } from 'zod';
-import { MissingValues, missingEntrySchema } from './missing-values';
+import { MissingValues } from './missing-values';
+import type { ParserState } from './parser-state';
 import { stripAnsi } from '../format/terminal-text';
 
 /** A TRL dict waiting for its step, with where it was read. */
@@ -15,19 +15,8 @@ type PendingDict = ParsedTrlDict & { offset: number; observedAt: number | undefi
 const CURSOR_UP = '\x1b[A';
 
 export type { Framework } from './headline-defs';
-import { FRAMEWORKS, type Framework } from './headline-defs';
+import type { Framework } from './headline-defs';
 import { errorMessage } from '../errors/located-error';
-
-/**
- * What a metrics cache file keeps of a parse besides its series: all a parser needs to go on from the cached offset
- * (JSON: `null` for a format not known yet; TRL logs are never kept, see `cacheState`).
- */
-export const parserStateSchema = z.object({
-  framework: z.enum(FRAMEWORKS).nullable(),
-  seen: z.array(z.enum(['console', 'jsonl'])),
-  missing: z.array(z.tuple([z.string(), missingEntrySchema])),
-});
-export type ParserState = z.infer<typeof parserStateSchema>;
 
 /** A parser's state after one byte range of a log (rangeState), to merge into the parse of the ranges before it. */
 export interface RangeParserState extends ParserState {

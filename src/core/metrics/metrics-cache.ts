@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Host } from '../remote/host';
 import { BLOCK_BYTES, processBlockSpill, type BlockSpill } from './block-spill';
 import { Float64Column, type BlockSource } from './float64-column';
-import { parserStateSchema, type ParserState } from './metric-log-parser';
+import { parserStateSchema, type ParserState } from './parser-state';
 import type { MetricSeries } from './metric-series';
 import { errorMessage } from '../errors/located-error';
 

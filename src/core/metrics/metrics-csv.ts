@@ -1,4 +1,4 @@
-import { toJsonMetric } from './metric-value';
+import { toJsonMetric } from './json-metric';
 import type { MetricSeries } from './metric-series';
 import type { Float64Column } from './float64-column';
 

@@ -1,8 +1,4 @@
-import { z } from 'zod';
-
-/** One metric's None values: how many, the first steps, the last step. */
-export const missingEntrySchema = z.object({ count: z.number(), steps: z.array(z.number()), last: z.number() });
-export type MissingEntry = z.infer<typeof missingEntrySchema>;
+import type { MissingEntry } from './parser-state';
 
 /** How many steps a note lists before it shortens to a count. */
 const LISTED_STEPS = 5;

@@ -2,7 +2,7 @@ import { spawn as spawnChild } from 'node:child_process';
 import { homedir } from 'node:os';
 import { mkdir, open, readdir, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
-import { LOCAL_HOST } from '../config/workspace-config';
+import { LOCAL_HOST } from '../config/local-host-name';
 import {
   collectExec,
   HostFileNotFoundError,

@@ -6,7 +6,7 @@ import type { Deps } from '../deps';
 import { openWebviewPanel, type TypedWebviewPanel } from '../webview/webview-panel';
 import { fromDashboard, toDashboard, toWire, type FromDashboard, type ToDashboard } from '../../protocol/dashboard';
 import { openMetricsSource, type MetricsSource } from '../../core/metrics/run-metrics';
-import { toJsonMetric } from '../../core/metrics/metric-value';
+import { toJsonMetric } from '../../core/metrics/json-metric';
 import { SeriesCharts } from '../../core/metrics/chart-view';
 import { metricsCsv } from '../../core/metrics/metrics-csv';
 import type { Framework } from '../../core/metrics/metric-log-parser';

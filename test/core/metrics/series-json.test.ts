@@ -7,7 +7,7 @@ import { LocalHost } from '../../../src/core/remote/local-host';
 import { MetricsFollower } from '../../../src/core/metrics/metrics-follower';
 import { MetricSeries } from '../../../src/core/metrics/metric-series';
 import { BLOCK_BYTES, BlockSpill } from '../../../src/core/metrics/block-spill';
-import { jsonMetrics } from '../../../src/core/metrics/metric-value';
+import { jsonMetrics } from '../../../src/core/metrics/json-metric';
 import { seriesJsonChunks } from '../../../src/core/metrics/series-json';
 import { seriesJsonOutput } from '../../../src/core/metrics/series-json-workers';
 import { writeDenseVerlLog } from './verl-log-generator';
