@@ -34,9 +34,49 @@ export function printJson(ctx: CommandContext, value: unknown): void {
   ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** stdout for a long output: see stdoutPipe. */
+export interface StdoutPipe {
+  /** Writes, waiting while the pipe is full; false once the reader has closed it. */
+  write(chunk: string | Uint8Array): Promise<boolean>;
+}
+
+/**
+ * stdout for an output that can be long (a 1 GB log's metrics, a dump's episodes, a scan's findings): each write waits
+ * while the pipe is full, so nothing piles up in memory, and a reader that closed the pipe (`| head`) ends the output
+ * instead of failing the command with an EPIPE error.
+ */
+export function stdoutPipe(ctx: Pick<CommandContext, 'stdout'>): StdoutPipe {
+  let closed = false;
+  ctx.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    closed = true;
+  });
+  return {
+    async write(chunk) {
+      if (closed) return false;
+      if (!ctx.stdout.write(chunk))
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            ctx.stdout.off('drain', done);
+            ctx.stdout.off('error', done);
+            resolve();
+          };
+          ctx.stdout.on('drain', done);
+          ctx.stdout.on('error', done);
+        });
+      return !closed;
+    },
+  };
+}
+
 /** Human-readable lines on stdout: text from files and models in them cannot drive the terminal (terminalText). */
 export function printLines(ctx: CommandContext, lines: string[]): void {
-  if (lines.length) ctx.stdout.write(`${terminalText(lines.join('\n'))}\n`);
+  ctx.stdout.write(printableLines(lines));
+}
+
+/** What printLines writes: the lines, each ending in a newline, made safe for a terminal (nothing for no lines). */
+export function printableLines(lines: string[]): string {
+  return lines.length ? `${terminalText(lines.join('\n'))}\n` : '';
 }
 
 /** One line on stderr (a warning, a problem, progress), made as safe as printLines's. */

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { printError, UsageError, type Command } from '../command';
+import { printError, stdoutPipe, UsageError, type Command } from '../command';
 import { terminalText } from '../../core/format/terminal-text';
 import { recordPlace } from '../../core/format/row-line';
 import { openWorkspace } from '../host-pool';
@@ -41,24 +41,17 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
       if (!collections.length) throw new UsageError(`no "${set}" episodes under ${path}`);
       let malformed = 0;
       let printed = 0;
-      // Waits for the pipe to drain, so a 1 GB dump never piles up in memory; a closed pipe (| head) ends the listing.
-      let closed = false;
-      ctx.stdout.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EPIPE') throw err;
-        closed = true;
-      });
-      const write = async (s: string) => {
-        if (!ctx.stdout.write(s))
-          await new Promise<void>((r) => {
-            ctx.stdout.once('drain', r);
-            ctx.stdout.once('error', () => r());
-          });
+      // A 1 GB dump never piles up in memory; a closed pipe (| head) ends the listing.
+      const out = stdoutPipe(ctx);
+      let open = true;
+      const write = async (chunk: string) => {
+        open = await out.write(chunk);
       };
       for (const c of collections) {
         for (const f of c.files) {
           if (step !== undefined && f.step !== step) continue;
           for await (const x of f.stream()) {
-            if (closed) return 0;
+            if (!open) return 0;
             if (!('turns' in x)) {
               malformed++;
               printError(ctx, `${ws ? `${hostName}:` : ''}${recordPlace(x.file, x)}: malformed: ${x.message}`);

@@ -1,7 +1,6 @@
-import { once } from 'node:events';
 import { resolve } from 'node:path';
 import type { Command } from '../command';
-import { printError, printLines, UsageError } from '../command';
+import { printableLines, printError, stdoutPipe, UsageError } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
 import { openMetricsSource } from '../../core/metrics/run-metrics';
 import { HEADLINES, headlineKey } from '../../core/metrics/headline';
@@ -48,10 +47,11 @@ export const metricsCommand: Command = {
       for (const p of problems) printError(ctx, formatProblem(p));
       for (const n of src.notes()) printError(ctx, `${host.name}:${src.source}: note: ${n}`);
       const series = src.series;
+      const out = stdoutPipe(ctx);
       if (ctx.json) {
         // Written in chunks with backpressure (by worker threads for a large series): a 1 GB log's steps stream out
-        // without piling up in memory.
-        for await (const chunk of seriesJsonOutput(series)) if (!ctx.stdout.write(chunk)) await once(ctx.stdout, 'drain');
+        // without piling up in memory. A closed pipe (| head) ends the output; leaving the loop stops the workers.
+        for await (const chunk of seriesJsonOutput(series)) if (!(await out.write(chunk))) break;
       } else {
         const names = series.metricNames();
         const cols = HEADLINES.map((d) => ({ title: d.title, key: headlineKey(d, names, src.framework) })).filter(
@@ -62,11 +62,13 @@ export const metricsCommand: Command = {
         const data = cols.map((c) => series.column(c.key));
         for (let r = 0; r < series.length; r++)
           rows.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(col[r]).padStart(widths[i]!))].join('  '));
-        printLines(ctx, [
-          `${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`,
-          ...cols.map((c) => `  ${c.title}: ${c.key}`),
-          ...rows,
-        ]);
+        await out.write(
+          printableLines([
+            `${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`,
+            ...cols.map((c) => `  ${c.title}: ${c.key}`),
+            ...rows,
+          ]),
+        );
       }
       return problems.length ? 1 : 0;
     } finally {

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { printError, printJson, printLines, UsageError, type Command, type CommandContext } from '../command';
+import { printError, printJson, printLines, stdoutPipe, UsageError, type Command, type CommandContext } from '../command';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import type { Host } from '../../core/remote/host';
 import { terminalText } from '../../core/format/terminal-text';
@@ -50,28 +50,20 @@ function countsLine(s: PhiSummary): string {
  * piles up); both answer false once the pipe closed (| head). `flush` writes the rest.
  */
 function stdoutWriter(ctx: CommandContext): { add(s: string): void; drain(): Promise<boolean>; flush(): Promise<boolean> } {
-  let closed = false;
+  const out = stdoutPipe(ctx);
+  let open = true;
   let pending = '';
-  ctx.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
-    closed = true;
-  });
   const flush = async () => {
-    if (closed) return false;
     const chunk = pending;
     pending = '';
-    if (chunk && !ctx.stdout.write(chunk))
-      await new Promise<void>((r) => {
-        ctx.stdout.once('drain', r);
-        ctx.stdout.once('error', () => r());
-      });
-    return !closed;
+    if (open && chunk) open = await out.write(chunk);
+    return open;
   };
   return {
     add: (s) => {
       pending += s;
     },
-    drain: async () => (pending.length < 1 << 16 ? !closed : flush()),
+    drain: async () => (pending.length < 1 << 16 ? open : flush()),
     flush,
   };
 }

@@ -1,0 +1,57 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeDenseVerlLog } from '../../core/metrics/verl-log-generator';
+
+const ROOT = join(__dirname, '../../..');
+
+/** Runs `medrl ARGS | head -n 2` in bash: what head printed, what medrl wrote on stderr, and medrl's exit status. */
+function throughHead(args: string[]): { lines: string[]; stderr: string; status: number } {
+  const script = `"$0" "$@" 2>"$ERR_FILE" | head -n 2; echo "status:\${PIPESTATUS[0]}"`;
+  const dir = mkdtempSync(join(tmpdir(), 'medrl-pipe-'));
+  try {
+    const errFile = join(dir, 'stderr');
+    const r = spawnSync('bash', ['-c', script, process.execPath, join(ROOT, 'dist/cli.js'), ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ERR_FILE: errFile },
+    });
+    const out = r.stdout.trim().split('\n');
+    const status = Number(out.pop()!.replace('status:', ''));
+    return { lines: out, stderr: spawnSync('cat', [errFile], { encoding: 'utf8' }).stdout, status };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The bundled CLI (dist/cli.js) read by a pipe that closes early, as `medrl metrics big.log | head` does. */
+describe('medrl metrics into a pipe that closes early (| head)', () => {
+  let dir: string;
+  let log: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'medrl-pipe-log-'));
+    log = join(dir, 'output.log');
+    // About 4,000 steps: their JSON and table are many times what a pipe holds, so medrl is still writing when head exits.
+    await writeDenseVerlLog(log, 8e6);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('--json: head gets the first steps, and medrl stops quietly with exit code 0 (no EPIPE error)', () => {
+    const r = throughHead(['metrics', log, '--json']);
+    assert.equal(r.stderr, '');
+    assert.equal(r.status, 0);
+    assert.deepEqual(
+      r.lines.map((l) => (JSON.parse(l) as { step: number }).step),
+      [1, 2],
+    );
+  });
+
+  it('the table: head gets its first lines, and medrl stops quietly with exit code 0', () => {
+    const r = throughHead(['metrics', log]);
+    assert.equal(r.stderr, '');
+    assert.equal(r.status, 0);
+    assert.match(r.lines[0]!, /\(verl\): \d+ step\(s\), 64 metric\(s\)$/);
+  });
+});
