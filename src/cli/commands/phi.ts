@@ -80,7 +80,7 @@ export const phiScanCommand: Command = {
     'start/end: offsets into the field\'s string; "key": true when it is in an object key of a JSON row or a CSV\'s header).',
     'The counts per category go to stderr; the text found goes nowhere else.',
     '--threads N|auto: scan a local JSONL file of 16 MB or more over N worker threads (auto: one per core, at most 12), the',
-    'findings in the same order; each thread adds about 60 MB to the 125 MB of a scan in one thread (the default).',
+    'findings in the same order; each thread adds about 55 MB to the 120 MB of a scan in one thread (the default).',
     'Exit code (like a linter): 0 nothing found, 1 findings or rows that could not be read (or a failure), 2 bad usage.',
     'Example: medrl phi scan data/notes.jsonl --json > findings.jsonl',
   ].join('\n'),

@@ -41,9 +41,9 @@ const PARALLEL_MIN_BYTES = 4 * RANGE_BYTES;
 const MAX_WORKERS = 12;
 /**
  * Worker threads a scan asked for `threads` starts: one per core for 'auto', never more than MAX_WORKERS; none (1) by
- * default. Each worker costs about 60 MB beside the main thread's 125 MB (measured with /usr/bin/time on a 0.25 GB file:
- * in-process 127 MB, 1/2/3/4 workers 188/254/310/348 MB): a default scan stays within 200 MB, and more threads trade memory
- * for speed only when the user asks.
+ * default. Each worker costs about 55 MB beside the main thread's 120 MB (/usr/bin/time, a 1 GB file on 16 cores: 8
+ * workers 562-571 MB): a default scan stays within 200 MB, and more threads trade memory for speed only when the user
+ * asks.
  */
 export function phiWorkerCount(threads: number | 'auto' = 1): number {
   return Math.min(threads === 'auto' ? availableParallelism() : threads, MAX_WORKERS);
