@@ -1,14 +1,14 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDenseVerlLog } from '../../core/metrics/verl-log-generator';
 
 const ROOT = join(__dirname, '../../..');
 
-/** Runs `medrl ARGS | head -n 2` in bash: what head printed, what medrl wrote on stderr, and medrl's exit status. */
+/** Runs `medrl ARGS | head -n 2` in bash (the bundled CLI, dist/cli.js): what head printed, what medrl wrote on stderr, and medrl's exit status. */
 function throughHead(args: string[]): { lines: string[]; stderr: string; status: number } {
   const script = `"$0" "$@" 2>"$ERR_FILE" | head -n 2; echo "status:\${PIPESTATUS[0]}"`;
   const dir = mkdtempSync(join(tmpdir(), 'medrl-pipe-'));
@@ -53,5 +53,26 @@ describe('medrl metrics into a pipe that closes early (| head)', () => {
     assert.equal(r.stderr, '');
     assert.equal(r.status, 0);
     assert.match(r.lines[0]!, /\(verl\): \d+ step\(s\), 64 metric\(s\)$/);
+  });
+});
+
+describe('medrl phi scan into a pipe that closes early (| head)', () => {
+  it('head gets the first findings, and the scan stops with its counts on stderr and no EPIPE error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-pipe-phi-'));
+    try {
+      const file = join(dir, 'notes.jsonl');
+      // 3,000 rows with a phone number each: their findings are many times what a pipe holds.
+      const rows = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ note: `Call 555-${String(100 + (i % 900))}-4567 today.` }));
+      writeFileSync(file, `${rows.join('\n')}\n`);
+      const r = throughHead(['phi', 'scan', file, '--json']);
+      assert.doesNotMatch(r.stderr, /EPIPE|Error/);
+      assert.equal(r.status, 1, 'findings: exit code 1, as a linter');
+      assert.deepEqual(
+        r.lines.map((l) => (JSON.parse(l) as { line: number; category: string }).line),
+        [1, 2],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
