@@ -16,6 +16,9 @@ function fmt(v: number | undefined): string {
   return a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(2) : String(Number(v.toPrecision(4)));
 }
 
+/** Table rows written at a time. */
+const TABLE_CHUNK_ROWS = 4096;
+
 export const metricsCommand: Command = {
   path: ['metrics'],
   summary: 'Metrics of a run folder or a log (verl console/JSONL, TRL log or trainer_state.json), per step',
@@ -58,17 +61,21 @@ export const metricsCommand: Command = {
           (c): c is { title: string; key: string } => c.key !== undefined,
         );
         const widths = cols.map((c) => Math.max(c.title.length, 9));
-        const rows = [['step'.padStart(6), ...cols.map((c, i) => c.title.padStart(widths[i]!))].join('  ')];
-        const data = cols.map((c) => series.column(c.key));
-        for (let r = 0; r < series.length; r++)
-          rows.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(col[r]).padStart(widths[i]!))].join('  '));
-        await out.write(
-          printableLines([
-            `${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`,
-            ...cols.map((c) => `  ${c.title}: ${c.key}`),
-            ...rows,
-          ]),
-        );
+        const data = cols.map((c) => series.existingColumn(c.key)!);
+        let lines = [
+          `${host.name}:${src.source} (${src.framework ?? 'unknown framework'}): ${series.length} step(s), ${names.length} metric(s)`,
+          ...cols.map((c) => `  ${c.title}: ${c.key}`),
+          ['step'.padStart(6), ...cols.map((c, i) => c.title.padStart(widths[i]!))].join('  '),
+        ];
+        // Written as the rows are made, a few thousand at a time: a 1 GB log's table (500k rows) never sits whole in
+        // memory, and a closed pipe (| head) ends it at once.
+        for (let r = 0; r < series.length; r++) {
+          lines.push([String(series.steps[r]).padStart(6), ...data.map((col, i) => fmt(col.value(r)).padStart(widths[i]!))].join('  '));
+          if (lines.length < TABLE_CHUNK_ROWS) continue;
+          if (!(await out.write(printableLines(lines)))) break;
+          lines = [];
+        }
+        await out.write(printableLines(lines));
       }
       return problems.length ? 1 : 0;
     } finally {
