@@ -38,6 +38,8 @@ export function printJson(ctx: CommandContext, value: unknown): void {
 export interface StdoutPipe {
   /** Writes, waiting while the pipe is full; false once the reader has closed it. */
   write(chunk: string | Uint8Array): Promise<boolean>;
+  /** False once the reader has closed the pipe. */
+  readonly open: boolean;
 }
 
 /**
@@ -52,6 +54,9 @@ export function stdoutPipe(ctx: Pick<CommandContext, 'stdout'>): StdoutPipe {
     closed = true;
   });
   return {
+    get open() {
+      return !closed;
+    },
     async write(chunk) {
       if (closed) return false;
       if (!ctx.stdout.write(chunk))

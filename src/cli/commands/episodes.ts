@@ -43,15 +43,11 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
       let printed = 0;
       // A 1 GB dump never piles up in memory; a closed pipe (| head) ends the listing.
       const out = stdoutPipe(ctx);
-      let open = true;
-      const write = async (chunk: string) => {
-        open = await out.write(chunk);
-      };
       for (const c of collections) {
         for (const f of c.files) {
           if (step !== undefined && f.step !== step) continue;
           for await (const x of f.stream()) {
-            if (!open) return 0;
+            if (!out.open) return 0;
             if (!('turns' in x)) {
               malformed++;
               printError(ctx, `${ws ? `${hostName}:` : ''}${recordPlace(x.file, x)}: malformed: ${x.message}`);
@@ -59,12 +55,12 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
             }
             printed++;
             if (ctx.json) {
-              await write(
+              await out.write(
                 `${JSON.stringify({ set: c.name, step: x.step, index: x.index, score: x.score, turns: x.turns.map((t) => ({ role: t.role, content: t.content })), groundTruth: x.groundTruth ?? null, extra: x.extra })}\n`,
               );
             } else {
               // Model output may hold escape codes (colours, cursor moves, a window title): shown, never obeyed.
-              await write(`${terminalText(readable(x, c.name))}\n\n`);
+              await out.write(`${terminalText(readable(x, c.name))}\n\n`);
             }
           }
         }

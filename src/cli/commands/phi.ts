@@ -51,19 +51,17 @@ function countsLine(s: PhiSummary): string {
  */
 function stdoutWriter(ctx: CommandContext): { add(s: string): void; drain(): Promise<boolean>; flush(): Promise<boolean> } {
   const out = stdoutPipe(ctx);
-  let open = true;
   let pending = '';
   const flush = async () => {
     const chunk = pending;
     pending = '';
-    if (open && chunk) open = await out.write(chunk);
-    return open;
+    return chunk ? out.write(chunk) : out.open;
   };
   return {
     add: (s) => {
       pending += s;
     },
-    drain: async () => (pending.length < 1 << 16 ? open : flush()),
+    drain: async () => (pending.length < 1 << 16 ? out.open : flush()),
     flush,
   };
 }

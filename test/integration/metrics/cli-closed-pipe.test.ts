@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDenseVerlLog } from '../../core/metrics/verl-log-generator';
@@ -20,7 +20,7 @@ function throughHead(args: string[]): { lines: string[]; stderr: string; status:
     });
     const out = r.stdout.trim().split('\n');
     const status = Number(out.pop()!.replace('status:', ''));
-    return { lines: out, stderr: spawnSync('cat', [errFile], { encoding: 'utf8' }).stdout, status };
+    return { lines: out, stderr: readFileSync(errFile, 'utf8'), status };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
