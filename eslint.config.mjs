@@ -27,6 +27,8 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      // AssemblyScript (its own tsconfig): compiled by scripts/build-wasm.mjs, not by tsc.
+      'src/core/metrics/wasm/**',
       'node_modules/**',
       'test-results/**',
       'bench/.data/**',

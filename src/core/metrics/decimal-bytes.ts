@@ -11,8 +11,8 @@ import { mul64, prod } from './mul64';
 
 const MAX_DIGITS = 19;
 /** Decimal exponents the power table covers: every result in this range is a normal double. */
-const MIN_Q = -100;
-const MAX_Q = 100;
+export const MIN_Q = -100;
+export const MAX_Q = 100;
 
 /** Exact powers of ten as doubles (10^22 is the largest one that is exact). */
 const POW10 = [
@@ -25,7 +25,7 @@ const TWO_32 = 2 ** 32;
  * 5^q as a 128-bit number with its top bit set (truncated for q >= 0; rounded up, floor(2^(z+127) / 5^-q) + 1 with
  * 2^z > 5^-q, for q < 0), the table fast_float uses: four 32-bit words per q, most significant first.
  */
-const POW5 = ((): Uint32Array => {
+export const POW5 = ((): Uint32Array => {
   const t = new Uint32Array((MAX_Q - MIN_Q + 1) * 4);
   const top = 1n << 127n;
   const limit = 1n << 128n;

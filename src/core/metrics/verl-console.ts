@@ -1,5 +1,6 @@
 import { parseMetricValue } from './metric-value';
 import { DecimalScan, scanDecimalIn } from './decimal-bytes';
+import { scanParts, type ScanParts } from './scan-parts';
 
 /** One step line: its metrics, and the `key:value` parts that did not parse (a torn or corrupt line). */
 export interface ParsedStepLine {
@@ -61,6 +62,12 @@ export class StepLineScan<Slot = unknown> {
   private viewed: Uint8Array | undefined;
   readonly dec = new DecimalScan();
   private stripped = new Uint8Array(0);
+  /** The WebAssembly fast path for the parts after the step (scan-parts.ts); off only to compare with the JavaScript one. */
+  readonly parts: ScanParts | undefined;
+
+  constructor(opts: { wasm?: boolean } = {}) {
+    this.parts = opts.wasm === false ? undefined : scanParts();
+  }
 
   reset(): void {
     this.count = 0;
@@ -90,28 +97,56 @@ export class StepLineScan<Slot = unknown> {
    */
   push(ks: number, ke: number, same: boolean): number {
     const n = this.count++;
-    if (!same) {
-      const k = this.keys[n];
-      const len = ke - ks;
-      let eq = k !== undefined && k.length === len;
-      for (let j = 0; eq && j < len; j++) eq = k![j] === this.bytes[ks + j];
-      if (!eq) {
-        const key = new Uint8Array(this.bytes.subarray(ks, ke));
-        this.keys[n] = key;
-        this.slots[n] = undefined;
-        const plain = key.every((c) => KEY_STOP[c] === 0);
-        this.keyWords[n] = plain ? new Int32Array(key.buffer, 0, len >> 2) : NO_WORDS;
-      }
-    }
-    if (n === this.values.length) {
-      this.keyStart = grow(this.keyStart, new Int32Array(n * 2));
-      this.keyEnd = grow(this.keyEnd, new Int32Array(n * 2));
-      this.values = grow(this.values, new Float64Array(n * 2));
-    }
+    if (!same) this.keyAt(n, ks, ke);
+    if (n === this.values.length) this.room(n + 1);
     this.keyStart[n] = ks;
     this.keyEnd[n] = ke;
     this.lastBad = false;
     return n;
+  }
+
+  /**
+   * Adds the `n` parts the WebAssembly fast path read (scan-parts.ts: key bounds in this.bytes, values, and which keys
+   * are not known to equal the previous line's).
+   */
+  addParts(n: number, starts: Int32Array, ends: Int32Array, values: Float64Array, changed: Int32Array, nChanged: number): void {
+    const at = this.count;
+    if (at + n > this.values.length) this.room(at + n);
+    this.keyStart.set(starts.subarray(0, n), at);
+    this.keyEnd.set(ends.subarray(0, n), at);
+    this.values.set(values.subarray(0, n), at);
+    for (let c = 0; c < nChanged; c++) {
+      const p = changed[c]!;
+      this.keyAt(at + p, starts[p]!, ends[p]!);
+    }
+    this.count = at + n;
+    if (n > 0) this.lastBad = false;
+  }
+
+  /** The key at place n is bytes[ks, ke), which may differ from the previous line's there. */
+  private keyAt(n: number, ks: number, ke: number): void {
+    const k = this.keys[n];
+    const len = ke - ks;
+    let eq = k !== undefined && k.length === len;
+    for (let j = 0; eq && j < len; j++) eq = k![j] === this.bytes[ks + j];
+    if (!eq) {
+      const key = new Uint8Array(this.bytes.subarray(ks, ke));
+      this.keys[n] = key;
+      this.slots[n] = undefined;
+      const plain = key.every((c) => KEY_STOP[c] === 0);
+      this.keyWords[n] = plain ? new Int32Array(key.buffer, 0, len >> 2) : NO_WORDS;
+    }
+    // The fast path's copy too (it may not hold this key even where ours did not change).
+    this.parts?.setKey(this, n, this.keyWords[n] === NO_WORDS ? undefined : this.keys[n]);
+  }
+
+  /** Grows the per-part arrays to hold `n` parts or more (doubling: a push past the end replaces them). */
+  private room(n: number): void {
+    let size = this.values.length * 2;
+    while (size < n) size *= 2;
+    this.keyStart = grow(this.keyStart, new Int32Array(size));
+    this.keyEnd = grow(this.keyEnd, new Int32Array(size));
+    this.values = grow(this.values, new Float64Array(size));
   }
 
   pushBad(part: string): void {
@@ -248,6 +283,7 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
   }
   out.step = step;
   const dv = out.viewOf(b);
+  if (out.parts !== undefined && i < to) i = out.parts.read(b, i, to, out, out);
   while (i < to) {
     const start = i + 3;
     // Fast path: a key without ':' or odd bytes, then a plain number (or np.float64(number)) ending at a separator.
