@@ -11,8 +11,11 @@ export const DEFAULT_BUDGET_BYTES = 48 << 20;
 
 /** A column whose blocks the store can spill: it writes block k out (if changed) and gives its memory back. */
 export interface SpillOwner {
-  /** Undefined when block k must stay (the block being written): the store then passes it by. */
-  spillBlock(k: number): Uint32Array | undefined;
+  /**
+   * Undefined when block k must stay (the block being written): the store then passes it by. Null when the owner no
+   * longer holds it (handed over): the store forgets it.
+   */
+  spillBlock(k: number): Uint32Array | undefined | null;
 }
 
 /**
@@ -73,8 +76,8 @@ export class BlockSpill {
       // Spill before moving on, so that a block whose write failed stays queued.
       const mem = owner?.spillBlock(k);
       this.head++;
-      if (mem !== undefined) reused = mem;
-      else if (owner !== undefined) this.queue(owner, k);
+      if (mem) reused = mem;
+      else if (owner !== undefined && mem === undefined) this.queue(owner, k);
     }
     if (this.head > 4096 && this.head * 2 > this.owners.length) {
       this.owners = this.owners.slice(this.head);

@@ -96,6 +96,25 @@ export class Float64Column implements SpillOwner {
     into.set(words.subarray(j, j + count * 2));
   }
 
+  /**
+   * Hands the column's blocks over, for a column its owner is done with (a range's worker handing its parse over): the
+   * resident ones as they are, the others read into new memory, so all can be transferred to another thread without a
+   * copy. Rows past `length` in the last block are "not logged". The column is left empty.
+   */
+  takeBlocks(): Array<Uint32Array<ArrayBuffer>> {
+    const out: Array<Uint32Array<ArrayBuffer>> = [];
+    for (let k = 0; k < this.words.length; k++) {
+      let words = this.words[k] as Uint32Array<ArrayBuffer> | null;
+      if (!words) this.readBlock(k, (words = new Uint32Array(BLOCK * 2)));
+      out.push(words);
+      // The spill store may still have it queued: with no words here, it forgets it.
+      this.words[k] = null;
+      this.blocks[k] = null;
+    }
+    this.length = 0;
+    return out;
+  }
+
   /** Block k, not resident, read into a scratch block shared by every column (valid until the next call). */
   private readBlockInto(k: number): Uint32Array {
     this.readBlock(k, SCRATCH_BLOCK);
@@ -197,9 +216,11 @@ export class Float64Column implements SpillOwner {
   }
 
   /** Called by the spill store: writes block k out if it changed, and gives its memory back (never the last block). */
-  spillBlock(k: number): Uint32Array | undefined {
+  spillBlock(k: number): Uint32Array | undefined | null {
     const words = this.words[k];
-    if (k === this.words.length - 1 || !words) return undefined;
+    // Not resident: queued before takeBlocks handed it over.
+    if (!words) return null;
+    if (k === this.words.length - 1) return undefined;
     if (this.dirty[k]) {
       if (this.slots[k]! < 0) {
         if (!this.tracked) this.spill.track(this, this.slots);

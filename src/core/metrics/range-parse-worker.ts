@@ -1,16 +1,17 @@
 import { parentPort } from 'node:worker_threads';
 import { errorMessage } from '../errors/located-error';
 import { LocalHost } from '../remote/local-host';
-import { BLOCK_ROWS, BlockSpill } from './block-spill';
+import { BlockSpill } from './block-spill';
 import type { Float64Column } from './float64-column';
 import { MetricSeries } from './metric-series';
 import { MetricsFollower } from './metrics-follower';
-import type { RangeJob, RangeReply } from './split-parse';
+import type { ColumnBlocks, RangeJob, RangeReply } from './split-parse';
 
 /*
  * A worker thread that parses one byte range of a local metrics log (split-parse.ts starts one per range). It replies
  * with the range's steps and parser state, then hands over one column at a time as the merging thread asks for it:
  * until then the range's values wait here, within this worker's budget of resident blocks (the rest in its spill file).
+ * A column goes as its blocks, transferred without a copy (those spilled read back first).
  */
 const WORKER_BLOCK_BUDGET = 16 << 20;
 /** The range's columns, each dropped once handed over (its blocks may then go). */
@@ -18,9 +19,14 @@ let columns: Array<Float64Column | undefined> = [];
 
 parentPort?.on('message', (msg: { range: RangeJob } | { column: number }) => {
   if ('column' in msg) {
-    const words = columnWords(columns[msg.column]!);
+    const col = columns[msg.column]!;
+    const rows = col.length;
+    const blocks = col.takeBlocks();
     columns[msg.column] = undefined;
-    parentPort?.postMessage(words, [words.buffer]);
+    parentPort?.postMessage(
+      { rows, blocks } satisfies ColumnBlocks,
+      blocks.map((b) => b.buffer),
+    );
     return;
   }
   parseRange(msg.range).then(
@@ -43,12 +49,4 @@ async function parseRange(job: RangeJob): Promise<RangeReply> {
     state: follower.parser.rangeState(),
     end: follower.readOffset,
   };
-}
-
-/** A column's rows, two words each, in one array that can be transferred. */
-function columnWords(col: Float64Column): Uint32Array<ArrayBuffer> {
-  const out = new Uint32Array(col.length * 2);
-  for (let from = 0; from < col.length; from += BLOCK_ROWS)
-    col.copyRows(from, Math.min(BLOCK_ROWS, col.length - from), out.subarray(from * 2));
-  return out;
 }

@@ -5,6 +5,7 @@ import type { Worker } from 'node:worker_threads';
 import { startBundledWorker } from '../io/bundled-worker';
 import { lineStartFrom } from '../io/line-start';
 import type { Host } from '../remote/host';
+import { BLOCK_ROWS } from './block-spill';
 import { notLogged } from './float64-column';
 import type { MetricLogParser, RangeParserState } from './metric-log-parser';
 import type { MetricSeries } from './metric-series';
@@ -34,6 +35,12 @@ export interface RangeJob {
 /** A worker's first reply: its range's steps (ascending), its columns' names, and its parser's state. */
 export type RangeReply =
   { steps: Float64Array<ArrayBuffer>; columns: string[]; state: RangeParserState | undefined; end: number } | { failed: string };
+
+/** A column of a range as its worker hands it over: its rows, in blocks of BLOCK_ROWS (the last one's rest not logged). */
+export interface ColumnBlocks {
+  rows: number;
+  blocks: Uint32Array[];
+}
 
 /** How many workers split a log of `size` bytes: one per core, at most MAX_SPLIT_WORKERS, each with RANGE_MIN_BYTES or more. */
 export function splitWorkerCount(size: number): number {
@@ -123,30 +130,34 @@ async function mergeRange(series: MetricSeries, range: RangeWorker, reply: Extra
   const append = n === 0 || steps[0]! > series.steps[n - 1]!;
   const base = append ? series.appendSteps(steps) : 0;
   const rows = append ? undefined : Array.from(steps, (step) => series.rowOf(step));
-  const ahead: Array<Promise<Uint32Array>> = [];
+  const ahead: Array<Promise<ColumnBlocks>> = [];
   for (let c = 0, asked = 0; c < reply.columns.length; c++) {
     while (asked < reply.columns.length && ahead.length <= COLUMNS_AHEAD) {
-      const words = range.column(asked++);
-      words.catch(() => undefined); // handled here when its turn comes (a failed worker fails them all)
-      ahead.push(words);
+      const blocks = range.column(asked++);
+      blocks.catch(() => undefined); // handled here when its turn comes (a failed worker fails them all)
+      ahead.push(blocks);
     }
-    const words = await ahead.shift()!;
+    const { rows: count, blocks } = await ahead.shift()!;
     const col = series.columnRef(reply.columns[c]!);
-    const count = words.length / 2;
-    if (!rows) {
-      col.appendWords(base, words, count);
-      continue;
+    for (let k = 0; k * BLOCK_ROWS < count; k++) {
+      const from = k * BLOCK_ROWS;
+      const n = Math.min(BLOCK_ROWS, count - from);
+      const words = blocks[k]!;
+      if (!rows) {
+        col.appendWords(base + from, words, n);
+        continue;
+      }
+      const values = new Float64Array(words.buffer, words.byteOffset, n);
+      for (let i = 0; i < n; i++) if (!notLogged(words, i * 2)) col.set(rows[from + i]!, values[i]!);
     }
-    const values = new Float64Array(words.buffer, words.byteOffset, count);
-    for (let i = 0; i < count; i++) if (!notLogged(words, i * 2)) col.set(rows[i]!, values[i]!);
   }
 }
 
-/** A worker parsing one range: `parsed` is its first reply; then `column(i)` fetches column i's words (two per row). */
+/** A worker parsing one range: `parsed` is its first reply; then `column(i)` fetches column i's blocks. */
 class RangeWorker {
   readonly parsed: Promise<Extract<RangeReply, { steps: Float64Array }>>;
   private readonly worker: Worker;
-  private readonly waiting: Array<{ resolve: (w: Uint32Array) => void; reject: (e: unknown) => void }> = [];
+  private readonly waiting: Array<{ resolve: (c: ColumnBlocks) => void; reject: (e: unknown) => void }> = [];
   private failure: unknown;
   private stopped = false;
   private readonly rejectParsed: (e: unknown) => void;
@@ -159,8 +170,8 @@ class RangeWorker {
     // Handled until parseInRanges awaits it (ranges are awaited in order; a later one may fail first).
     this.parsed.catch(() => undefined);
     let first = true;
-    this.worker.on('message', (msg: RangeReply | Uint32Array) => {
-      if (!first) this.waiting.shift()?.resolve(msg as Uint32Array);
+    this.worker.on('message', (msg: RangeReply | ColumnBlocks) => {
+      if (!first) this.waiting.shift()?.resolve(msg as ColumnBlocks);
       else if ('failed' in msg) this.fail(new Error(msg.failed));
       else settle.resolve(msg as Extract<RangeReply, { steps: Float64Array }>);
       first = false;
@@ -173,7 +184,7 @@ class RangeWorker {
     this.worker.postMessage({ range: job });
   }
 
-  column(i: number): Promise<Uint32Array> {
+  column(i: number): Promise<ColumnBlocks> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.waiting.push({ resolve, reject });

@@ -65,6 +65,18 @@ describe('metric columns over a spill file', () => {
           // Reading everything again after it was all read back and spilled once more: what was written stays.
           assertSameAs(col, model, 'on a second reading');
           spilled += spill.fileBytes;
+          // Handed over as blocks (a range's worker to the thread that merges): the same rows, spilled ones read back.
+          const rows = col.length;
+          const blocks = col.takeBlocks();
+          assert.equal(col.length, 0);
+          const copy = new Float64Column(new BlockSpill({ budgetBytes: Infinity }));
+          for (let k = 0; k * BLOCK_ROWS < rows; k++)
+            copy.appendWords(k * BLOCK_ROWS, blocks[k]!, Math.min(BLOCK_ROWS, rows - k * BLOCK_ROWS));
+          assertSameAs(copy, model, 'handed over as blocks');
+          // The store forgets the blocks handed over: a new column still gets the whole budget.
+          const next = new Float64Column(spill);
+          for (let i = 0; i < BLOCK_ROWS * 4; i += 97) next.set(i, i);
+          assert.ok(spill.residentBlocks <= 2, `${spill.residentBlocks} blocks resident after a hand-over`);
           spill.close();
         }),
         { numRuns: 60 },
