@@ -5,7 +5,7 @@
 // ` - `, each key either the one the previous line had at that place (compared against a copy the JavaScript side keeps
 // here) or read up to its `:`, each value a plain decimal read into the same double Number() gives. It stops at the first
 // part that path would not take (verl-console.ts reads it and the rest), so what it accepts is exactly what the
-// JavaScript fast path accepts, with the same keys, `same` flags and values. About twice as fast per byte.
+// JavaScript fast path accepts, with the same keys, `same` flags and values. 1.4-1.8x as fast as the JavaScript (scan-parts.ts).
 
 /** Parts one call reads at most. */
 const MAX_PARTS: i32 = 1024;
