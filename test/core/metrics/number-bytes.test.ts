@@ -45,9 +45,26 @@ describe('writeNumber: the bytes of String(v)', () => {
       ),
       { numRuns: 100_000 },
     );
-    // Exactly halfway between two 16-digit decimals (String() picks one by its own rule), and next to powers of two.
+    // Mantissas whose low bits are all zero: the distance to a 16-digit neighbour carries across the fraction's words.
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 0xfffff }),
+        fc.constantFrom(0, 0x80000000, 0xffff0000, 0x10000),
+        fc.integer({ min: 1023 - 26, max: 1023 + 52 }),
+        (hi, lo, e) => {
+          u[0] = lo;
+          u[1] = (e << 20) | hi;
+          assert.equal(written(f[0]!), String(f[0]!));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+    // Exactly halfway between two 16-digit decimals (String() picks one by its own rule), and next to powers of two
+    // (whose lower neighbour is half as far as the upper one).
     for (const x of [617962191228041.75, 607732645115727.25, 89313617273332.875, 2 ** -20, 2 ** 40 + 0.5, 1 - 2 ** -53])
       assert.equal(written(x), String(x));
+    for (let e = -90; e <= 60; e++)
+      for (const x of [2 ** e, 2 ** e * (1 + 2 ** -52), 2 ** e * (1 - 2 ** -53)]) assert.equal(written(x), String(x), `2^${e}`);
   });
 
   it('integers, powers of ten and the edges of the positional and exponent forms', () => {
