@@ -31,34 +31,18 @@ describe('writeNumber: the bytes of String(v)', () => {
   it('doubles of any mantissa at the sizes metrics have (16-17 digit shortest forms, found exactly), as String() writes them', () => {
     const f = new Float64Array(1);
     const u = new Uint32Array(f.buffer);
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: 0xfffff }),
-        fc.nat(),
-        fc.integer({ min: 1023 - 26, max: 1023 + 52 }),
-        fc.boolean(),
-        (hi, lo, e, neg) => {
-          u[0] = lo >>> 0;
-          u[1] = (((neg ? 0x800 : 0) | e) << 20) | hi;
-          assert.equal(written(f[0]!), String(f[0]!));
-        },
-      ),
-      { numRuns: 100_000 },
-    );
-    // Mantissas whose low bits are all zero: the distance to a 16-digit neighbour carries across the fraction's words.
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: 0xfffff }),
-        fc.constantFrom(0, 0x80000000, 0xffff0000, 0x10000),
-        fc.integer({ min: 1023 - 26, max: 1023 + 52 }),
-        (hi, lo, e) => {
-          u[0] = lo;
-          u[1] = (e << 20) | hi;
-          assert.equal(written(f[0]!), String(f[0]!));
-        },
-      ),
-      { numRuns: 20_000 },
-    );
+    /** The double of stored mantissa bits hi:lo (20 + 32), biased exponent e and sign `neg`, written as String() writes it. */
+    const writesAsString = (hi: number, lo: number, e: number, neg: boolean) => {
+      u[0] = lo >>> 0;
+      u[1] = (((neg ? 0x800 : 0) | e) << 20) | hi;
+      assert.equal(written(f[0]!), String(f[0]!));
+    };
+    const mantissaHigh = fc.integer({ min: 0, max: 0xfffff });
+    const exponent = fc.integer({ min: 1023 - 26, max: 1023 + 52 });
+    fc.assert(fc.property(mantissaHigh, fc.nat(), exponent, fc.boolean(), writesAsString), { numRuns: 100_000 });
+    // Mantissas whose low bits are all zero, so that a × 10^k's fraction ends in whole zero words.
+    const zeroLowBits = fc.constantFrom(0, 0x80000000, 0xffff0000, 0x10000);
+    fc.assert(fc.property(mantissaHigh, zeroLowBits, exponent, fc.boolean(), writesAsString), { numRuns: 20_000 });
     // Exactly halfway between two 16-digit decimals (String() picks one by its own rule), and next to powers of two
     // (whose lower neighbour is half as far as the upper one).
     for (const x of [617962191228041.75, 607732645115727.25, 89313617273332.875, 2 ** -20, 2 ** 40 + 0.5, 1 - 2 ** -53])
