@@ -2,6 +2,7 @@ import type { MetricSeries } from './metric-series';
 import { notLogged, type Float64Column } from './float64-column';
 import { BLOCK_ROWS } from './block-spill';
 import { writeNumber } from './number-bytes';
+import { JsonLinesWasm } from './json-lines';
 
 /** Bytes per chunk: large enough that a write's fixed cost vanishes, small enough to stream a 1 GB output. */
 const CHUNK = 1 << 20;
@@ -127,27 +128,36 @@ function words(b: Buffer): Int32Array {
 }
 
 /**
- * Writes JSON lines from tiles of rows (a class, so its loops keep their locals in registers): in-process, or on the
- * worker threads of series-json-workers.ts, which get the keys and the tiles.
+ * Writes JSON lines from tiles of rows: in-process, or on the worker threads of series-json-workers.ts, which get the
+ * keys and the tiles. The WebAssembly writer (json-lines.ts) writes them, about twice as fast as this file's loop; a row
+ * with a value it leaves to String() is written here (a class, so the loops keep their locals in registers).
  */
 export class JsonLineFormat {
   /** `,"key":` per column, as words; `keyWordsBare` without the comma (a line's first key). */
   private readonly keyWords: Int32Array[];
   private readonly keyWordsBare: Int32Array[];
   private readonly keyLengths: Int32Array;
+  private readonly wasm: JsonLinesWasm | undefined;
   /** The most bytes one row can take: a buffer with this much room left holds the next row. */
   readonly longestRow: number;
 
-  constructor(keysInOrder: readonly string[]) {
+  /** `opts.wasm: false`: every row written here (the WebAssembly writer's baseline in tests and benchmarks). */
+  constructor(keysInOrder: readonly string[], opts: { wasm?: boolean } = {}) {
     const keys = keysInOrder.map((k) => Buffer.from(`,${JSON.stringify(k)}:`));
     this.keyWords = keys.map(words);
     this.keyWordsBare = keys.map((k) => words(k.subarray(1)));
     this.keyLengths = Int32Array.from(keys, (k) => k.length);
     this.longestRow = STEP.length + METRICS.length + END.length + VALUE_ROOM * (1 + keys.length) + keys.reduce((n, k) => n + k.length, 0);
+    this.wasm = opts.wasm === false ? undefined : new JsonLinesWasm(keys, this.longestRow);
   }
 
   /** Writes rows [from, to) of `tile` at buf[pos] (the caller leaves longestRow bytes a row); returns the index past them. */
   write(buf: Buffer, pos: number, tile: RowTile, from: number, to: number): number {
+    if (!this.wasm) return this.writeHere(buf, pos, tile, from, to);
+    return this.wasm.write(buf, pos, tile, from, to, (at, row) => this.writeHere(buf, at, tile, row, row + 1));
+  }
+
+  private writeHere(buf: Buffer, pos: number, tile: RowTile, from: number, to: number): number {
     const { keyWords, keyWordsBare, keyLengths } = this;
     const { values, words: tileWords, stride, steps, start } = tile;
     const nCols = keyWords.length;

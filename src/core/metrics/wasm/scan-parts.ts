@@ -7,22 +7,17 @@
 // part that path would not take (verl-console.ts reads it and the rest), so what it accepts is exactly what the
 // JavaScript fast path accepts, with the same keys, `same` flags and values. 1.4-1.8x as fast as the JavaScript (scan-parts.ts).
 
+import { decimalToDouble, POW5_BYTES, setPow5 } from './decimal';
+
 /** Parts one call reads at most. */
 const MAX_PARTS: i32 = 1024;
 /** Key bytes kept per place: a longer key is never compared here (its part is read up to its `:`). */
 const KEY_ROOM: i32 = 252;
 /** Line bytes one call reads at most. */
 const INPUT_BYTES: i32 = 1 << 20;
-/** Decimal exponents the power-of-five table covers (decimal-bytes.ts's MIN_Q..MAX_Q). */
-const MIN_Q: i32 = -100;
-const MAX_Q: i32 = 100;
-
-const POW10 = memory.data<f64>([
-  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-]);
 // The areas below are laid out past the module's static data by init() (reserving them with memory.data would put
 // a megabyte of zeros into the binary).
-/** 5^q as 128 bits, as decimal-bytes.ts's POW5: written by the JavaScript side (two u64 per q, high first). */
+/** The power-of-five table (decimal.ts's), written by the JavaScript side. */
 let POW5: usize = 0;
 /** The previous line's key at each place: its length (-1: none, or never compared) and its bytes. */
 let KEY_LEN: usize = 0;
@@ -38,7 +33,8 @@ let INPUT: usize = 0;
 export function init(): void {
   let at = (__heap_base + 15) & ~15;
   POW5 = at;
-  at += (MAX_Q - MIN_Q + 1) * 16;
+  setPow5(at);
+  at += POW5_BYTES;
   KEY_LEN = at;
   at += MAX_PARTS * 4;
   KEY_BYTES = at;
@@ -105,55 +101,6 @@ export function stopped(): i32 {
   return stoppedAt;
 }
 
-/** The high 64 bits of a × b. */
-function mulHigh(a: u64, b: u64): u64 {
-  const aLo = a & 0xffffffff;
-  const aHi = a >> 32;
-  const bLo = b & 0xffffffff;
-  const bHi = b >> 32;
-  const lh = aLo * bHi;
-  const hl = aHi * bLo;
-  const mid = ((aLo * bLo) >> 32) + (lh & 0xffffffff) + (hl & 0xffffffff);
-  return aHi * bHi + (lh >> 32) + (hl >> 32) + (mid >> 32);
-}
-
-/**
- * w × 10^q correctly rounded (1 <= w < 10^19, MIN_Q <= q <= MAX_Q): decimal-bytes.ts's eiselLemire step for step, with
- * native 64-bit products. False where it returns false.
- */
-function eiselLemire(w: u64, q: i32, neg: bool): bool {
-  const lz = <i32>clz(w);
-  w <<= <u64>lz;
-  const t = POW5 + ((<usize>(q - MIN_Q)) << 4);
-  const tHi = load<u64>(t);
-  let hi = mulHigh(w, tHi);
-  let lo = w * tHi;
-  // The 9 bits below the 55 kept are all ones: add w × the table entry's low 64 bits.
-  if ((hi & 0x1ff) == 0x1ff) {
-    const add = mulHigh(w, load<u64>(t, 8));
-    const sum = lo + add;
-    if (sum < lo) hi++;
-    lo = sum;
-  }
-  const upper = <i32>(hi >> 63);
-  const shift = upper + 9;
-  const below = hi & (((<u64>1) << (<u64>shift)) - 1);
-  const last2 = (hi >> (<u64>shift)) & 3;
-  let power2 = ((217706 * q) >> 16) + 63 + upper - lz + 1023;
-  if (power2 <= 0) return false;
-  let roundUp: u64 = last2 & 1;
-  if (lo <= 1 && q >= -4 && q <= 23 && last2 == 1 && below == 0) roundUp = 0;
-  let mantissa = (hi >> (<u64>(shift + 1))) + roundUp;
-  if (mantissa >= (<u64>1) << 53) {
-    mantissa >>= 1;
-    power2++;
-  }
-  if (power2 >= 0x7ff) return false;
-  const v = reinterpret<f64>((mantissa & (((<u64>1) << 52) - 1)) | ((<u64>power2) << 52));
-  decValue = neg ? -v : v;
-  return true;
-}
-
 /** decimal-bytes.ts's scanDecimalIn: the same grammar, the same refusals, the same double. */
 function scanDecimal(p: usize, to: usize): bool {
   if (p >= to) return false;
@@ -197,13 +144,10 @@ function scanDecimal(p: usize, to: usize): bool {
     decValue = neg ? -0.0 : 0.0;
     return true;
   }
-  if (m < (<u64>1) << 53 && scale >= -22 && scale <= 22) {
-    const x = <f64>m;
-    const v = scale < 0 ? x / load<f64>(POW10 + ((<usize>-scale) << 3)) : x * load<f64>(POW10 + ((<usize>scale) << 3));
-    decValue = neg ? -v : v;
-    return true;
-  }
-  return scale >= MIN_Q && scale <= MAX_Q && eiselLemire(m, scale, neg);
+  const v = decimalToDouble(m, scale);
+  if (isNaN(v)) return false;
+  decValue = neg ? -v : v;
+  return true;
 }
 
 /** A byte that ends a key on the fast path (verl-console.ts's KEY_STOP): `:`, space, ESC, CR, `{`, `"`. */
