@@ -44,6 +44,20 @@ export const POW5 = ((): Uint32Array => {
   return t;
 })();
 
+/**
+ * POW5 into a WebAssembly module's memory at `at` (wasm/decimal.ts's table: each q's two 64-bit halves, high first, as
+ * little-endian u64), for the line scanner and the JSON line writer.
+ */
+export function writePow5Table(memory: ArrayBuffer, at: number): void {
+  const pow5 = new Uint32Array(memory, at, POW5.length);
+  for (let q = 0; q < pow5.length; q += 4) {
+    pow5[q] = POW5[q + 1]!;
+    pow5[q + 1] = POW5[q]!;
+    pow5[q + 2] = POW5[q + 3]!;
+    pow5[q + 3] = POW5[q + 2]!;
+  }
+}
+
 /** 2^e for the exponents a normal double can have, built by exact doubling and halving. */
 const POW2 = ((): Float64Array => {
   const t = new Float64Array(2046);

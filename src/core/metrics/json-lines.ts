@@ -1,4 +1,4 @@
-import { MAX_Q, MIN_Q, POW5 } from './decimal-bytes';
+import { writePow5Table } from './decimal-bytes';
 import { JSON_LINES_WASM } from './json-lines-wasm';
 import type { RowTile } from './series-json';
 
@@ -47,20 +47,13 @@ export class JsonLinesWasm {
     const buf = this.x.memory.buffer;
     const keyAt = new Int32Array(buf, this.x.keyAt(), this.columns);
     const keyLen = new Int32Array(buf, this.x.keyLengths(), this.columns);
-    const bytes = new Uint8Array(buf);
+    const bytes = new Uint8Array(buf, this.x.keys(), keyBytes);
     for (let c = 0, at = 0; c < this.columns; at += keys[c]!.length, c++) {
       keyAt[c] = at;
       keyLen[c] = keys[c]!.length;
-      bytes.set(keys[c]!, this.x.keys() + at);
+      bytes.set(keys[c]!, at);
     }
-    // decimal-bytes.ts's table, each q's four 32-bit words (most significant first) as two little-endian u64.
-    const pow5 = new Uint32Array(buf, this.x.pow5Table(), (MAX_Q - MIN_Q + 1) * 4);
-    for (let q = 0; q < pow5.length; q += 4) {
-      pow5[q] = POW5[q + 1]!;
-      pow5[q + 1] = POW5[q]!;
-      pow5[q + 2] = POW5[q + 3]!;
-      pow5[q + 3] = POW5[q + 2]!;
-    }
+    writePow5Table(buf, this.x.pow5Table());
     this.steps = new Float64Array(buf, this.x.steps(), this.rows);
     this.values = new Uint32Array(buf, this.x.values(), this.rows * this.columns * 2);
     this.out = new Uint8Array(buf, this.x.out(), this.rows * longestRow);

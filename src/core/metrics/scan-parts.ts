@@ -1,4 +1,4 @@
-import { MAX_Q, MIN_Q, POW5 } from './decimal-bytes';
+import { writePow5Table } from './decimal-bytes';
 import { SCAN_PARTS_WASM } from './scan-parts-wasm';
 
 /**
@@ -64,14 +64,7 @@ export class ScanParts {
     this.inputBytes = this.x.inputBytes();
     this.keyAt = this.x.keyBytes();
     this.keyRoom = this.x.keyRoom();
-    // decimal-bytes.ts's table, each q's four 32-bit words (most significant first) as two little-endian u64.
-    const pow5 = new Uint32Array(buf, this.x.pow5Table(), (MAX_Q - MIN_Q + 1) * 4);
-    for (let q = 0; q < pow5.length; q += 4) {
-      pow5[q] = POW5[q + 1]!;
-      pow5[q + 1] = POW5[q]!;
-      pow5[q + 2] = POW5[q + 3]!;
-      pow5[q + 3] = POW5[q + 2]!;
-    }
+    writePow5Table(buf, this.x.pow5Table());
   }
 
   /**

@@ -19,6 +19,11 @@ export function setPow5(at: usize): void {
   POW5 = at;
 }
 
+/** Where the JavaScript side writes the table (decimal-bytes.ts's writePow5Table). */
+export function pow5Table(): usize {
+  return POW5;
+}
+
 /** The high 64 bits of a × b. */
 export function mulHigh(a: u64, b: u64): u64 {
   const aLo = a & 0xffffffff;

@@ -6,6 +6,7 @@
 // path leaves to String() (a subnormal, a tie, a value far from 1) stops the call at its row, which the JavaScript side
 // writes; so the output is JsonLineFormat's byte for byte.
 import { decimalToDouble, mulHigh, POW10, POW5_BYTES, setPow5 } from './decimal';
+export { pow5Table } from './decimal';
 
 /** A row that was not logged: a NaN with its own payload (float64-column.ts's MISSING_HI:MISSING_LO). */
 const MISSING: u64 = 0x7ffc00004d495353;
@@ -58,9 +59,6 @@ export function init(columns: i32, keyBytes: i32, rows: i32, outBytes: i32): voi
   for (let k = 0; k <= MAX_K; k++, p *= 5) store<u64>(FIVE + ((<usize>k) << 3), p);
 }
 
-export function pow5Table(): usize {
-  return FIVE - POW5_BYTES;
-}
 export function keyAt(): usize {
   return KEY_AT;
 }
