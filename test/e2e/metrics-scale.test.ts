@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -92,7 +92,9 @@ async function frameAfter(page: Page, reward: ReturnType<typeof chart>, gesture:
  * Compares every long run from the palette (nothing selected) and waits until each run has a reward line, then until
  * all its steps are drawn: the times from Enter to each.
  */
-async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart>; firstMs: number; openMs: number; loading: number[] }> {
+async function compareAll(
+  page: Page,
+): Promise<{ reward: ReturnType<typeof chart>; firstMs: number; pageMs: number; openMs: number; loading: number[] }> {
   await runCommand(page, 'MedRL: Compare Runs');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'long-' }).first().waitFor({ timeout: 60_000 });
   // All of them (the list draws only the rows in view): the count beside the input says ten. A click that lands while the
@@ -120,6 +122,9 @@ async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart
     300_000,
   );
   const firstMs = Date.now() - opened;
+  // When the dashboard's document started loading (its clock's origin), from Enter: until then code-server is making
+  // the webview, which nothing in the extension waits on.
+  const pageMs = (await reward.evaluate(() => performance.timeOrigin)) - opened;
   // Loaded: every run's reward line drawn from all its steps (the page has each run's count of logged values: 100k).
   // Meanwhile the runs' chips say how much of each log is read ("loading 37%"): the percents seen.
   const loading = new Set<number>();
@@ -133,7 +138,7 @@ async function compareAll(page: Page): Promise<{ reward: ReturnType<typeof chart
     },
     300_000,
   );
-  return { reward, firstMs, openMs: Date.now() - opened, loading: [...loading].sort((a, b) => a - b) };
+  return { reward, firstMs, pageMs, openMs: Date.now() - opened, loading: [...loading].sort((a, b) => a - b) };
 }
 
 describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server + Chromium)', () => {
@@ -149,7 +154,7 @@ describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server 
     const { demo, logBytes } = made;
     const page = await cs.open(demo);
     await openMedrlContainer(page);
-    const { reward, firstMs, openMs, loading } = await compareAll(page);
+    const { reward, firstMs, pageMs, openMs, loading } = await compareAll(page);
     // While the big logs are read (seconds), each run's chip says how far: the charts meanwhile show only their first steps.
     assert.ok(
       loading.some((p) => p > 0 && p < 100),
@@ -200,12 +205,32 @@ describe('metrics at scale: ten runs of 100k steps in real VS Code (code-server 
     const againZooms: number[] = [];
     for (let i = 0; i < 3; i++) againZooms.push(await frameAfter(page, again.reward, () => page.mouse.wheel(0, -200)));
     frames.push(...againZooms);
+
+    // A first open again, in a session that has shown a webview: the cache emptied (as if evicted), so each log is parsed
+    // anew, but code-server's webview host is already up. The session's first webview (above) also waits on code-server
+    // making it (up to 3.3 s on the 2-core machine, whatever the page), which nothing in the extension can shorten.
+    await runCommand(page, 'View: Close All Editors');
+    await page.locator('iframe.webview').waitFor({ state: 'detached', timeout: 30_000 });
+    const cacheDir = join(cs.userDataDir, 'User/globalStorage/medrl.medrl-studio/metrics-cache');
+    assert.ok(
+      readdirSync(cacheDir).some((f) => f.endsWith('.bin')),
+      `the ten parses were kept in ${cacheDir}`,
+    );
+    rmSync(cacheDir, { recursive: true, force: true });
+    const fresh = await compareAll(page);
+    assert.equal(Number(await fresh.reward.getAttribute('data-max')), SPIKE.value, 'the spike, parsed anew');
+    assert.ok(
+      fresh.loading.some((p) => p > 0 && p < 100),
+      'parsed anew, not read from the cache',
+    );
+
     const worst = Math.max(...frames);
     const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
     console.log(
       `[e2e] metrics at scale: ${RUNS} runs × ${STEPS} steps × 64 metrics (${(logBytes / 1e6).toFixed(0)} MB of log each): ` +
-        `first open: every run drawn in ${secs(firstMs)}, all steps in ${secs(openMs)}; opened again (metrics cache): ` +
-        `every run drawn in ${secs(again.firstMs)}, all steps in ${secs(again.openMs)} (target < 2 s); frame times (ask → drawn) zoom ${zooms.map((f) => f.toFixed(0)).join('/')} ms, ` +
+        `first open: every run drawn in ${secs(firstMs)} (the page's document started loading after ${secs(pageMs)}), all steps in ${secs(openMs)}; ` +
+        `opened again (metrics cache): every run drawn in ${secs(again.firstMs)} (page after ${secs(again.pageMs)}), all steps in ${secs(again.openMs)}; ` +
+        `first open after another webview (cache emptied): every run drawn in ${secs(fresh.firstMs)} (page after ${secs(fresh.pageMs)}), all steps in ${secs(fresh.openMs)} (target < 2 s); frame times (ask → drawn) zoom ${zooms.map((f) => f.toFixed(0)).join('/')} ms, ` +
         `zoom opened again ${againZooms.map((f) => f.toFixed(0)).join('/')} ms, ` +
         `pan ${pans.map((f) => f.toFixed(0)).join('/')} ms, drag to full resolution ${drag.toFixed(0)} ms, reset ${reset.toFixed(0)} ms; ` +
         `worst ${worst.toFixed(0)} ms (target < 100 ms), of which drawing took at most ${Math.max(...draws).toFixed(0)} ms`,
