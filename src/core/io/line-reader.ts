@@ -58,6 +58,19 @@ export interface LineBytes {
   tooLong?: boolean;
 }
 
+/**
+ * Whole lines one after another, as readLineRuns yields them: `buf[from, to)`, `to` just past the last one's newline
+ * (CRs left in), the first holding a `matching` string; `start` and `end` are their byte span in the file.
+ */
+export interface LineRun {
+  run: true;
+  buf: Buffer;
+  from: number;
+  to: number;
+  start: number;
+  end: number;
+}
+
 /** A range being read, and the buffer it is read into. */
 interface Pending {
   into: Buffer;
@@ -86,7 +99,28 @@ export function readLineBytes(host: Host, path: string, opts: ReadLinesOptions =
 }
 
 /**
- * The reader behind both: `make` turns a line's bytes into what is yielded (one generator, one await per line). A chunk's
+ * readLineBytes for a reader that goes through many lines at once (a metrics parser's WebAssembly scanner): from each
+ * line holding a `matching` string on, the rest of its chunk's whole lines come as one LineRun, which the reader must
+ * take whole, skipping the lines without a marker itself. A line across two chunks, the first line of the file and a
+ * last line without a newline come as LineBytes. Needs `matching`, and takes no `maxLineBytes`.
+ */
+export function readLineRuns(
+  host: Host,
+  path: string,
+  opts: ReadLinesOptions & { matching: string[] },
+): AsyncGenerator<LineBytes | LineRun> {
+  if (opts.maxLineBytes !== undefined) throw new Error('readLineRuns: maxLineBytes is not supported');
+  return lines<LineBytes | LineRun>(
+    host,
+    path,
+    opts,
+    (buf, from, to, start, end, complete) => ({ buf, from, to, start, end, complete }),
+    (buf, from, to, start, end) => ({ run: true, buf, from, to, start, end }),
+  );
+}
+
+/**
+ * The reader behind them: `make` turns a line's bytes into what is yielded (one generator, one await per line). A chunk's
  * buffer is reused for a later range once the reader moves past it, so what the reader keeps longer (the unfinished
  * line at a chunk's end) is copied.
  */
@@ -95,6 +129,7 @@ async function* lines<T extends object>(
   path: string,
   opts: ReadLinesOptions,
   makeLine: (buf: Buffer, from: number, to: number, start: number, end: number, complete: boolean) => T,
+  makeRun?: (buf: Buffer, from: number, to: number, start: number, end: number) => T,
 ): AsyncGenerator<T> {
   // A UTF-8 byte order mark (Windows editors, Excel's "CSV UTF-8") is no part of the first line's text: with it the first
   // row of a JSONL file would not parse.
@@ -204,6 +239,15 @@ async function* lines<T extends object>(
           if (nl === -1) {
             lineStart = ls;
             break;
+          }
+          if (makeRun && base + ls > 0) {
+            // This line and the rest of the chunk's whole lines that start before `stop`, to be read whole.
+            const lastNl = chunk.lastIndexOf(NL);
+            const cut = base + chunk.length > stop ? chunk.indexOf(NL, stop - base - 1) : -1;
+            const runTo = (cut === -1 ? lastNl : Math.min(cut, lastNl)) + 1;
+            yield makeRun(chunk, ls, runTo, base + ls, base + runTo);
+            lineStart = runTo;
+            continue;
           }
           const to = nl > ls && chunk[nl - 1] === CR ? nl - 1 : nl;
           yield nl - ls > maxLine ? skipped(base + ls, base + nl + 1, true) : make(chunk, ls, to, base + ls, base + nl + 1, true);

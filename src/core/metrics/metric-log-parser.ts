@@ -36,6 +36,8 @@ export interface LineProblem {
  * `%|` is a tqdm bar: TRL dicts take their step from the training bar drawn after them.
  */
 const METRIC_LINE_MARKERS = ['step:', '"step"', "{'", '%|'];
+/** The marker of a verl console step line: a log that has shown only those is read in runs (feedRun). */
+const STEP_MARKER = 'step:';
 const TRL_MARKERS = ["{'", '%|'];
 
 const MAX_PROBLEMS = 200;
@@ -72,7 +74,7 @@ export class MetricLogParser {
    */
   markers(): string[] {
     if (this.seen.size !== 1) return METRIC_LINE_MARKERS;
-    return this.seen.has('console') ? ['step:'] : this.seen.has('jsonl') ? ['"step"'] : TRL_MARKERS;
+    return this.seen.has('console') ? [STEP_MARKER] : this.seen.has('jsonl') ? ['"step"'] : TRL_MARKERS;
   }
 
   /**
@@ -103,6 +105,11 @@ export class MetricLogParser {
     };
   }
 
+  /** Whether the log has shown only verl console step lines, so it is read in runs of lines (feedRun). */
+  readsRuns(): boolean {
+    return this.seen.size === 1 && this.seen.has('console');
+  }
+
   /** Takes on the state of the next range of the log, parsed apart (its series is merged by the caller). */
   absorbRange(state: RangeParserState): void {
     this.framework ??= state.framework ?? undefined;
@@ -127,6 +134,60 @@ export class MetricLogParser {
     const scan = this.scan;
     if (scanVerlConsoleLine(line.buf, line.from, line.to, scan) && !scan.otherFormat) return this.addScan(line.start, observedAt);
     return this.feed({ text: line.buf.toString('utf8', line.from, line.to), start: line.start }, observedAt);
+  }
+
+  /**
+   * Parses a run of whole lines b[from, to) (`to` just past a newline; `start` is b[from]'s offset in the log) as
+   * feedBytes would parse each of them that holds `step:`, the others skipped: verl console step lines in batches
+   * through the WebAssembly scanner (scan-parts.ts's readRun), the rest line by line. Returns how many steps it read.
+   */
+  feedRun(b: Buffer, from: number, to: number, start: number, observedAt?: number): number {
+    let steps = 0;
+    const other = (lf: number, lt: number) => {
+      if (this.feedBytes({ buf: b, from: lf, to: lt, start: start + lf - from }, observedAt) !== undefined) steps++;
+    };
+    // The parser's scan always has the module (only a scan made to compare with goes without).
+    const parts = this.scan.parts!;
+    parts.readRun(b, from, to, this.scan, {
+      lines: (n, stepsAt, counts, values) => {
+        this.addLines(n, stepsAt, counts, values, observedAt);
+        steps += n;
+      },
+      other,
+    });
+    return steps;
+  }
+
+  /**
+   * Stores `n` console step lines read whole by the WebAssembly scanner, each with the keys at its places that the
+   * scan holds (their slots): runs of lines with the same number of parts and steps past the last are written a column
+   * at a time.
+   */
+  private addLines(n: number, steps: Float64Array, counts: Int32Array, values: Float64Array, observedAt: number | undefined): void {
+    const scan = this.scan;
+    const series = this.series;
+    this.framework ??= 'verl';
+    this.seen.add('console');
+    this.tornStep = undefined;
+    for (let l = 0, v = 0; l < n;) {
+      const count = counts[l]!;
+      const last = series.length - 1;
+      const row = series.rowOf(steps[l]!);
+      let m = 1;
+      if (row > last) {
+        while (l + m < n && counts[l + m] === count && steps[l + m]! > steps[l + m - 1]!) {
+          series.rowOf(steps[l + m]!);
+          m++;
+        }
+      }
+      for (let i = 0; i < count; i++) {
+        const col = scan.slots[i] ?? (scan.slots[i] = series.columnRef(scan.placeKey(i)));
+        col.setRows(row, values, v + i, count, m);
+      }
+      if (observedAt !== undefined) for (let r = 0; r < m; r++) series.setObserved(row + r, observedAt);
+      v += count * m;
+      l += m;
+    }
   }
 
   /** Parses one line of text; `observedAt` is when a live follower read it. Returns the step it logged, if any. */

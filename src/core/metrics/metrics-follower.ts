@@ -1,6 +1,6 @@
 import type { Host } from '../remote/host';
 import type { Problem } from '../errors/located-error';
-import { readLineBytes } from '../io/line-reader';
+import { readLineBytes, readLineRuns } from '../io/line-reader';
 import { MetricSeries } from './metric-series';
 import { MetricLogParser, type Framework, type LineProblem } from './metric-log-parser';
 import { parseTrainerState } from './trl-trainer-state';
@@ -10,6 +10,7 @@ import { parseInRanges, splitWorkerCount, SPLIT_MIN_BYTES } from './split-parse'
 
 /** Bytes per range read: large enough that a read's fixed cost vanishes, small enough that two in flight stay a few MB. */
 const CHUNK = 4 << 20;
+const NL = 0x0a;
 /** Room past the size a live poll saw, for lines finished since: a poll reads what is new in one range of about its size. */
 const GROWTH = 64 << 10;
 /** Below this a log parses here in a fraction of a second: a worker thread's start (cache.fill) costs more than it saves. */
@@ -159,7 +160,7 @@ export class MetricsFollower {
       // Lines without a marker count as read too: the next poll starts after them.
       const progress = { end: this.offset };
       try {
-        for await (const line of readLineBytes(this.host, this.path, {
+        const read = {
           start: this.offset,
           end: opts.end,
           matching: markers,
@@ -169,20 +170,37 @@ export class MetricsFollower {
           // Not before the format is known: the first metric line starts a rescan, and what was read ahead would be read again.
           readAhead: pending > CHUNK && this.parser.framework !== undefined ? 2 : 0,
           progress,
-        })) {
-          if (line.complete) this.offset = line.end;
-          else
-            this.parser.problems.push({
-              offset: line.start,
-              message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short',
-            });
-          if (this.parser.feedBytes(line, now) !== undefined) steps++;
+        };
+        // A log that has shown only verl console step lines is read in runs of lines (its parser's WebAssembly scanner).
+        for await (const line of this.parser.readsRuns()
+          ? readLineRuns(this.host, this.path, read)
+          : readLineBytes(this.host, this.path, read)) {
+          if ('run' in line) {
+            // At most up to the first line that ends `maxBytes` past where this poll started.
+            const limit = opts.maxBytes === undefined ? Infinity : from + opts.maxBytes;
+            const to = line.end > limit ? line.buf.indexOf(NL, line.from + (limit - 1 - line.start)) + 1 : line.to;
+            steps += this.parser.feedRun(line.buf, line.from, to, line.start, now);
+            this.offset = line.start + (to - line.from);
+          } else {
+            if (line.complete) this.offset = line.end;
+            else
+              this.parser.problems.push({
+                offset: line.start,
+                message: 'the last line has no newline (the log was cut, or is still being written): its last value may be cut short',
+              });
+            if (this.parser.feedBytes(line, now) !== undefined) steps++;
+          }
           if (opts.onRead && this.offset >= reported + READ_REPORT_BYTES) opts.onRead((reported = this.offset), size);
-          if (line.complete && this.parser.markers().length < markers.length) {
+          if (!('run' in line) && line.complete && this.parser.markers().length < markers.length) {
             rescan = true;
             break;
           }
-          if (line.complete && opts.maxBytes !== undefined && this.offset - from >= opts.maxBytes && this.offset < size) {
+          if (
+            ('run' in line || line.complete) &&
+            opts.maxBytes !== undefined &&
+            this.offset - from >= opts.maxBytes &&
+            this.offset < size
+          ) {
             more = true;
             rescan = false;
             break;

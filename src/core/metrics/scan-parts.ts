@@ -23,7 +23,36 @@ interface Exports {
   outValue(): number;
   stopped(): number;
   scanParts(len: number, first: number, base: number): number;
+  runInput(): number;
+  outLineStep(): number;
+  outLineCount(): number;
+  outLineValues(): number;
+  maxLines(): number;
+  valueRoom(): number;
+  stopReason(): number;
+  scanLines(len: number, at: number): number;
   memory: WebAssembly.Memory;
+}
+
+/** Why scanLines stopped (wasm/scan-parts.ts). */
+const END = 0;
+const DECLINED = 1;
+const NOISE = 2;
+
+const NL = 0x0a;
+const CR = 0x0d;
+const STEP = Buffer.from('step:');
+/** The first window of a run copied into the module: small, so a step line among other output costs little copying. */
+const FIRST_WINDOW = 16 << 10;
+
+/**
+ * Where readRun hands over what it read: whole step lines (their steps, part counts, and values one after another), and
+ * the lines holding `step:` that it did not take, to be read line by line.
+ */
+export interface LineRunSink {
+  lines(n: number, steps: Float64Array, counts: Int32Array, values: Float64Array): void;
+  /** A line to read as feedBytes does: b[from, to), without its newline (nor a CR before it). */
+  other(from: number, to: number): void;
 }
 
 /** What scanBody needs of the scan it fills (StepLineScan; an interface here so the two modules do not import each other). */
@@ -43,6 +72,10 @@ export class ScanParts {
   private readonly inputAt: number;
   private readonly keyAt: number;
   private readonly keyRoom: number;
+  private readonly runAt: number;
+  private readonly lineSteps: Float64Array;
+  private readonly lineCounts: Int32Array;
+  private readonly lineValues: Float64Array;
   readonly inputBytes: number;
   readonly maxParts: number;
   /** The scan whose keys the module holds: another one's call starts afresh (its keys are compared again once known). */
@@ -64,7 +97,58 @@ export class ScanParts {
     this.inputBytes = this.x.inputBytes();
     this.keyAt = this.x.keyBytes();
     this.keyRoom = this.x.keyRoom();
+    this.runAt = this.x.runInput();
+    this.lineSteps = new Float64Array(buf, this.x.outLineStep(), this.x.maxLines());
+    this.lineCounts = new Int32Array(buf, this.x.outLineCount(), this.x.maxLines());
+    this.lineValues = new Float64Array(buf, this.x.outLineValues(), this.x.valueRoom());
     writePow5Table(buf, this.x.pow5Table());
+  }
+
+  /**
+   * Reads the run of whole lines b[from, to) (`to` just past a newline) for `owner`: the step lines that verl-console.ts's
+   * fast path would read whole with the keys the line before had go to `sink.lines` in batches, without a call per line
+   * or part; the other lines holding `step:` go to `sink.other` one by one, in their place; lines without it are skipped
+   * (found with Buffer.indexOf, as readLineBytes's `matching` would). A line the module cannot hold goes to `other`.
+   */
+  readRun(b: Buffer, from: number, to: number, owner: object, sink: LineRunSink): void {
+    if (this.owner !== owner) {
+      this.keyLen.fill(-1);
+      this.owner = owner;
+    }
+    // The window: b[winFrom, winTo) is at runAt, whole lines. It doubles while lines are taken one window after another.
+    let winFrom = 0;
+    let winTo = 0;
+    let want = FIRST_WINDOW;
+    for (let p = from; p < to;) {
+      if (p < winFrom || p >= winTo) {
+        const end = Math.min(to, p + Math.min(want, this.inputBytes));
+        // Whole lines only: the window ends after the last newline in it.
+        const last = end === to ? to : b.lastIndexOf(NL, end - 1) + 1;
+        if (last <= p) {
+          if (want < this.inputBytes) want *= 2;
+          else p = this.other(b, p, sink); // a line longer than the module's input
+          continue;
+        }
+        this.bytes.set(b.subarray(p, last), this.runAt);
+        [winFrom, winTo] = [p, last];
+      }
+      const n = this.x.scanLines(winTo - winFrom, p - winFrom);
+      if (n > 0) sink.lines(n, this.lineSteps, this.lineCounts, this.lineValues);
+      p = winFrom + this.x.stopped();
+      const why = this.x.stopReason();
+      if (why === DECLINED) p = this.other(b, p, sink);
+      else if (why === NOISE) {
+        const next = b.indexOf(STEP, p);
+        p = next < 0 || next >= to ? to : b.lastIndexOf(NL, next - 1) + 1;
+      } else if (why === END && p === winTo && n > 0) want *= 2;
+    }
+  }
+
+  /** Hands the line at p to `sink.other`; returns where the next one starts. */
+  private other(b: Buffer, p: number, sink: LineRunSink): number {
+    const nl = b.indexOf(NL, p);
+    sink.other(p, nl > p && b[nl - 1] === CR ? nl - 1 : nl);
+    return nl + 1;
   }
 
   /**

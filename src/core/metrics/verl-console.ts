@@ -91,6 +91,12 @@ export class StepLineScan<Slot = unknown> {
     return decode(this.bytes, this.keyStart[i]!, this.keyEnd[i]!);
   }
 
+  /** The key the last line read had at place i (what a batch of lines with the same keys has there). */
+  placeKey(i: number): string {
+    const k = this.keys[i]!;
+    return decode(k, 0, k.length);
+  }
+
   /**
    * Adds a key; the caller writes its value at the index returned (a double passed to a call may be boxed, one written
    * to a Float64Array is not). `same`: the key is known to equal the previous line's key at this position.
