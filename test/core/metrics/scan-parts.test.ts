@@ -114,6 +114,7 @@ describe('the WebAssembly fast path of a verl step line (scan-parts.ts)', () => 
         'quote"key:2',
         'brace{key:3',
         ':4',
+        '  :4',
         'empty/value:',
         'tail:1e',
         'colons:in:key:5',
