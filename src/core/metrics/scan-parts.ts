@@ -111,10 +111,6 @@ export class ScanParts {
    * (found with Buffer.indexOf, as readLineBytes's `matching` would). A line the module cannot hold goes to `other`.
    */
   readRun(b: Buffer, from: number, to: number, owner: object, sink: LineRunSink): void {
-    if (this.owner !== owner) {
-      this.keyLen.fill(-1);
-      this.owner = owner;
-    }
     // The window: b[winFrom, winTo) is at runAt, whole lines. It doubles while lines are taken one window after another.
     let winFrom = 0;
     let winTo = 0;
@@ -131,6 +127,12 @@ export class ScanParts {
         }
         this.bytes.set(b.subarray(p, last), this.runAt);
         [winFrom, winTo] = [p, last];
+      }
+      // Before each call: a line handed to `other` may have been read by another scan (a line read as text makes its
+      // own), which left its keys here; the next line then goes to `other` too, which gives the module owner's back.
+      if (this.owner !== owner) {
+        this.keyLen.fill(-1);
+        this.owner = owner;
       }
       const n = this.x.scanLines(winTo - winFrom, p - winFrom);
       if (n > 0) sink.lines(n, this.lineSteps, this.lineCounts, this.lineValues);

@@ -96,6 +96,9 @@ const oddLine = fc.constantFrom(
   ' 10%|█         | 10/100 [00:01<00:09,  9.00it/s]',
   '',
   'global_step:4 - a:1',
+  'junk\rstep:7 - actor/pg_loss:1',
+  'junk\rstep:7 - q:1',
+  'step:8 - q:5',
 );
 /** A JSONL record or a TRL dict: either turns the rest of the log to line by line. */
 const otherFormat = fc.constantFrom('{"step": 3, "data": {"a": 1}}', "{'loss': 0.5, 'learning_rate': 1e-05, 'epoch': 0.1}");
@@ -146,6 +149,16 @@ describe('reading a verl log in runs of lines (the WebAssembly scanner) against 
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('gives the same when a line read as text in between leaves other keys in the scanner (a CR before a step line)', async () => {
+    // `junk\rstep:7 - q:1` is read as TRL-style text, whose own scan of `step:7 - q:1` leaves `q` in the module's keys
+    // where the log's scan has `a`: the next `q` line must not go to `a`'s column.
+    const lines = ['step:1 - a:1 - b:2', 'step:2 - a:3 - b:4', 'junk\rstep:7 - q:1', 'step:8 - q:5', 'step:9 - q:6', 'step:10 - a:7 - b:8'];
+    const bytes = Buffer.from(`${lines.join('\n')}\n`);
+    const want = lineByLine(bytes);
+    assert.deepEqual(want.series.column('q'), [undefined, undefined, 1, 5, 6, undefined]);
+    assertSameParse(await followed(bytes), want);
   });
 
   it('gives the same across reads of 4 MB, windows of the scanner, lines longer than it holds, and slices of a poll', async () => {
