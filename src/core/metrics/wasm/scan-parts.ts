@@ -199,6 +199,15 @@ function isSep(p: usize, to: usize): bool {
   return p + 2 < to && load<u8>(p) == 32 && load<u8>(p + 1) == 45 && load<u8>(p + 2) == 32;
 }
 
+/** The `keyLen` bytes at p are the key kept for `place`: compared eight bytes at a time. */
+function sameKey(p: usize, place: i32, keyLen: i32): bool {
+  const key = KEY_BYTES + <usize>place * KEY_ROOM;
+  let k: i32 = 0;
+  while (k + 8 <= keyLen && load<u64>(p + <usize>k) == load<u64>(key + <usize>k)) k += 8;
+  while (k < keyLen && load<u8>(p + <usize>k) == load<u8>(key + <usize>k)) k++;
+  return k == keyLen;
+}
+
 /**
  * Reads parts of the `len` input bytes (from a ` - `), the first at place `first`; the input is the caller's buffer from
  * offset `base`, which the key bounds written are offsets in. Returns how many parts it read; `stopped()` is where the
@@ -218,11 +227,7 @@ export function scanParts(len: i32, first: i32, base: i32): i32 {
     let j = start;
     let same = false;
     if (keyLen > 0 && start + <usize>keyLen < to && load<u8>(start + <usize>keyLen) == 58) {
-      const key = KEY_BYTES + <usize>place * KEY_ROOM;
-      let k: i32 = 0;
-      while (k + 8 <= keyLen && load<u64>(start + <usize>k) == load<u64>(key + <usize>k)) k += 8;
-      while (k < keyLen && load<u8>(start + <usize>k) == load<u8>(key + <usize>k)) k++;
-      same = k == keyLen;
+      same = sameKey(start, place, keyLen);
     }
     if (same) j = start + <usize>keyLen;
     else {
@@ -365,18 +370,14 @@ export function scanLines(len: i32, at: i32): i32 {
         whole = true;
         break;
       }
-      if (!(load<u8>(i) == 32 && load<u8>(i + 1) == 45 && load<u8>(i + 2) == 32)) break;
+      if (!isSep(i, to)) break;
       const start = i + 3;
       // More parts than places are left to the JavaScript side (as is a separator ending the line: no key matches there).
       if (n >= MAX_PARTS) break;
       const keyLen = load<i32>(KEY_LEN + ((<usize>n) << 2));
       if (keyLen <= 0 || load<u8>(start + <usize>keyLen) != 58) break;
       // The previous line's key at this place (which holds no newline, so a match ends within this line).
-      const key = KEY_BYTES + <usize>n * KEY_ROOM;
-      let k: i32 = 0;
-      while (k + 8 <= keyLen && load<u64>(start + <usize>k) == load<u64>(key + <usize>k)) k += 8;
-      while (k < keyLen && load<u8>(start + <usize>k) == load<u8>(key + <usize>k)) k++;
-      if (k != keyLen) break;
+      if (!sameKey(start, n, keyLen)) break;
       let vs = start + <usize>keyLen + 1;
       let close = false;
       // np.float64(x), np.int64(x), ...: a NumPy 2 repr, read as verl-console.ts's fast path reads it.
