@@ -129,6 +129,8 @@ class Dashboard {
       for (const r of this.runs) {
         if (r.source) this.sendMetrics(r, true);
         if (r.status) this.send(r.status);
+        // A page that comes up while a big log is still read says how far it has come at once, not at the next percent.
+        else if (r.loading !== undefined) this.send({ type: 'loading', runId: r.id, percent: r.loading });
       }
       if (this.provenance) this.send(this.provenance);
       for (const m of this.changePoints) this.send(m);
