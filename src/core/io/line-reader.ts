@@ -81,6 +81,11 @@ const NL = 0x0a;
 const EMPTY = Buffer.alloc(0);
 const CR = 0x0d;
 
+/** Where the text of the line buf[from, nl) ends (`nl` at its newline, or its end): before a CR just ahead of it. */
+export function lineTextEnd(buf: Buffer, from: number, nl: number): number {
+  return nl > from && buf[nl - 1] === CR ? nl - 1 : nl;
+}
+
 /**
  * Reads a file on a host line by line from a byte offset, through range reads (`Host.readFile(path, {start, end})`), so a
  * 1 GB log or dump is never loaded whole and works the same over SFTP. Incremental readers keep the last `Line.end` and
@@ -212,7 +217,7 @@ async function* lines<T extends object>(
           const line = Buffer.concat([...carry, chunk.subarray(0, nl)]);
           carry = [];
           if (carryStart >= stop) return;
-          const to = line.length > 0 && line[line.length - 1] === CR ? line.length - 1 : line.length;
+          const to = lineTextEnd(line, 0, line.length);
           if (matches(line)) yield make(line, 0, to, carryStart, base + nl + 1, true);
         }
         lineStart = nl + 1;
@@ -249,14 +254,14 @@ async function* lines<T extends object>(
             lineStart = runTo;
             continue;
           }
-          const to = nl > ls && chunk[nl - 1] === CR ? nl - 1 : nl;
+          const to = lineTextEnd(chunk, ls, nl);
           yield nl - ls > maxLine ? skipped(base + ls, base + nl + 1, true) : make(chunk, ls, to, base + ls, base + nl + 1, true);
           lineStart = nl + 1;
         }
       } else {
         for (let nl = chunk.indexOf(NL, lineStart); nl !== -1; nl = chunk.indexOf(NL, lineStart)) {
           if (base + lineStart >= stop) return;
-          const to = nl > lineStart && chunk[nl - 1] === CR ? nl - 1 : nl;
+          const to = lineTextEnd(chunk, lineStart, nl);
           yield nl - lineStart > maxLine
             ? skipped(base + lineStart, base + nl + 1, true)
             : make(chunk, lineStart, to, base + lineStart, base + nl + 1, true);

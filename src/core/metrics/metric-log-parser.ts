@@ -31,13 +31,13 @@ export interface LineProblem {
   field?: string;
 }
 
+/** The marker of a verl console step line: a log that has shown only those is read in runs (feedRun). */
+const STEP_MARKER = 'step:';
 /**
  * The strings every metrics line contains: `readLines(..., { matching })` skips all other lines without decoding them.
  * `%|` is a tqdm bar: TRL dicts take their step from the training bar drawn after them.
  */
-const METRIC_LINE_MARKERS = ['step:', '"step"', "{'", '%|'];
-/** The marker of a verl console step line: a log that has shown only those is read in runs (feedRun). */
-const STEP_MARKER = 'step:';
+const METRIC_LINE_MARKERS = [STEP_MARKER, '"step"', "{'", '%|'];
 const TRL_MARKERS = ["{'", '%|'];
 
 const MAX_PROBLEMS = 200;
