@@ -2,10 +2,10 @@ import { resolve } from 'node:path';
 import { printError, printJson, printLines, stdoutPipe, UsageError, type Command, type CommandContext } from '../command';
 import { LOCAL_HOST } from '../../core/config/workspace-config';
 import type { Host } from '../../core/remote/host';
-import { terminalText } from '../../core/format/terminal-text';
 import { PHI_CATEGORIES } from '../../core/phi/phi-categories';
 import { newPhiSummary, openDatasetForPhi, type PhiSummary } from '../../core/phi/scan-dataset';
 import { phiWorkerCount, scanForPhi } from '../../core/phi/scan-range';
+import { FINDING_TABLE_HEADER } from '../../core/phi/finding-lines';
 import { redactDataset, SameFileError } from '../../core/phi/redact-dataset';
 import { openWorkspaceHosts, pickHost } from './workspace-hosts';
 
@@ -45,11 +45,11 @@ function countsLine(s: PhiSummary): string {
 }
 
 /**
- * Writes to stdout in chunks of about 64 KB (a write per finding cost more than finding it): `add` appends (sync: no
- * await per finding), `drain` writes once 64 KB are waiting and waits while the pipe is full (a scan of a 1 GB dump never
- * piles up); both answer false once the pipe closed (| head). `flush` writes the rest.
+ * Writes to stdout in chunks of about 64 KB (a write per finding cost more than finding it): `add` appends a batch's
+ * lines and writes once 64 KB are waiting, waiting while the pipe is full (a scan of a 1 GB dump never piles up); it
+ * answers false once the pipe closed (| head). `flush` writes the rest.
  */
-function stdoutWriter(ctx: CommandContext): { add(s: string): void; drain(): Promise<boolean>; flush(): Promise<boolean> } {
+function stdoutWriter(ctx: CommandContext): { add(s: string): Promise<boolean>; flush(): Promise<boolean> } {
   const out = stdoutPipe(ctx);
   let pending = '';
   const flush = async () => {
@@ -58,10 +58,10 @@ function stdoutWriter(ctx: CommandContext): { add(s: string): void; drain(): Pro
     return chunk ? out.write(chunk) : out.open;
   };
   return {
-    add: (s) => {
+    add: async (s) => {
       pending += s;
+      return pending.length < 1 << 16 ? out.open : flush();
     },
-    drain: async () => (pending.length < 1 << 16 ? out.open : flush()),
     flush,
   };
 }
@@ -78,7 +78,7 @@ export const phiScanCommand: Command = {
     'start/end: offsets into the field\'s string; "key": true when it is in an object key of a JSON row or a CSV\'s header).',
     'The counts per category go to stderr; the text found goes nowhere else.',
     '--threads N|auto: scan a local JSONL file of 16 MB or more over N worker threads (auto: one per core, at most 12), the',
-    'findings in the same order; each thread adds about 55 MB to the 120 MB of a scan in one thread (the default).',
+    'findings in the same order; each thread adds about 50 MB to the 120 MB of a scan in one thread (the default).',
     'Exit code (like a linter): 0 nothing found, 1 findings or rows that could not be read (or a failure), 2 bad usage.',
     'Example: medrl phi scan data/notes.jsonl --json > findings.jsonl',
   ].join('\n'),
@@ -90,23 +90,16 @@ export const phiScanCommand: Command = {
     return onHost(ctx, async (host, path, label) => {
       const reader = await openDatasetForPhi(host, path(file));
       const summary = newPhiSummary();
-      const { add, drain, flush } = stdoutWriter(ctx);
+      const { add, flush } = stdoutWriter(ctx);
       // With --json every stderr line is JSON too, so a script can read the problems and the counts.
       const onUnreadable = (problem: string) =>
         ctx.json
           ? ctx.stderr.write(`${JSON.stringify({ file, unreadable: problem })}\n`)
           : printError(ctx, `${label(file)}: ${problem} (not scanned)`);
-      if (!ctx.json) add(`${'line'.padStart(7)}  ${'category'.padEnd(8)}  ${'field'.padEnd(24)}  text\n`);
-      for await (const hits of scanForPhi(host, reader, summary, { onUnreadable }, workers)) {
-        for (const h of hits) {
-          const row = ctx.json
-            ? JSON.stringify({ line: h.line, field: h.field, category: h.category, text: h.text, start: h.start, end: h.end, key: h.key })
-            : terminalText(
-                `${String(h.line).padStart(7)}  ${h.category.padEnd(8)}  ${(h.key ? `${h.field} (key)` : h.field).padEnd(24)}  ${h.text}`,
-              );
-          add(`${row}\n`);
-        }
-        if (!(await drain())) break;
+      if (!ctx.json) await add(FINDING_TABLE_HEADER);
+      const format = ctx.json ? 'json' : 'table';
+      for await (const lines of scanForPhi(host, reader, summary, { onUnreadable, format }, workers)) {
+        if (!(await add(lines))) break;
       }
       await flush();
       if (ctx.json)

@@ -14,3 +14,19 @@ export function lineStartFrom(fd: number, at: number, size: number, buf: Buffer)
   }
   return size;
 }
+
+/**
+ * The newlines in bytes [start, end) of the file open as `fd`, read through `buf`: the lines a range of whole lines holds
+ * (a worker scanning the next range numbers its lines from there on).
+ */
+export function newlinesIn(fd: number, start: number, end: number, buf: Buffer): number {
+  let count = 0;
+  for (let pos = start; pos < end;) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos);
+    if (n === 0) break;
+    const read = buf.subarray(0, n);
+    for (let i = read.indexOf(0x0a); i !== -1; i = read.indexOf(0x0a, i + 1)) count++;
+    pos += n;
+  }
+  return count;
+}

@@ -4,32 +4,42 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startBundledWorker } from '../io/bundled-worker';
 import { jobsInOrder, type WorkerJob } from '../io/jobs-in-order';
-import { lineStartFrom } from '../io/line-start';
+import { lineStartFrom, newlinesIn } from '../io/line-start';
 import { malformedLine } from '../datasets/jsonl-reader';
 import { nameWords } from './name-lexicon';
 import type { DatasetReader } from '../datasets/dataset-reader';
 import type { Host } from '../remote/host';
-import { countFinding, hideQuotedText, scanDataset, type PhiHit, type PhiSummary, type ScanOptions } from './scan-dataset';
+import { hideQuotedText, scanDataset, type PhiSummary, type ScanOptions } from './scan-dataset';
+import { findingLines, type FindingFormat } from './finding-lines';
+import type { PhiCategory, PhiCounts } from './phi-categories';
 
 /*
  * A PHI scan of a local JSONL file over worker threads: the file is cut into ranges of whole lines, each scanned by a
- * worker (scan-worker.ts), and the findings come back in file order, as scanDataset yields them.
+ * worker (scan-worker.ts) that writes its findings' lines itself; they come back in file order, as one thread writes them.
  */
 
-/** What a worker scans: the rows that start in [start, end) of a file (start is a line start). */
+/** What a worker scans: the rows that start in [start, end) of a file (start is a line start), how it writes findings. */
 export interface RangeJob {
   id: number;
   path: string;
   start: number;
   end: number;
+  /** The lines before `start`: the range's first line is line lineBase + 1. */
+  lineBase: number;
+  /** How its findings are written; none: only counted. */
+  format?: FindingFormat;
 }
 
-/** What a worker found in a range; lines are counted from the range's first line (1). */
+/** What a worker found in a range, with the file's line numbers. */
 export interface RangeResult {
   id: number;
-  lines: number;
   rows: number;
-  hits: PhiHit[];
+  counts: PhiCounts;
+  /**
+   * The findings' lines (findingLines), cut where a row could not be read: text[i] comes before malformed[i], and the
+   * last after every one of them, so each is reported where a reader in one thread would.
+   */
+  text: string[];
   malformed: { line: number; offset: number; why: string; complete: boolean }[];
 }
 
@@ -37,12 +47,15 @@ export interface RangeResult {
 const RANGE_BYTES = 4 << 20;
 /** Below this a file is scanned in-process: starting workers (each builds the name lexicon) costs more than it saves. */
 const PARALLEL_MIN_BYTES = 4 * RANGE_BYTES;
-/** Workers at most: past this, reading and writing the findings in the main thread is what limits a scan. */
+/**
+ * Workers at most: past this the main thread limited a scan (measured while it still received the findings as objects and
+ * wrote them; it now counts each range's lines and passes the workers' text on).
+ */
 const MAX_WORKERS = 12;
 /**
  * Worker threads a scan asked for `threads` starts: one per core for 'auto', never more than MAX_WORKERS; none (1) by
- * default. Each worker costs about 55 MB beside the main thread's 120 MB (/usr/bin/time, a 1 GB file on 16 cores: 8
- * workers 562-571 MB): a default scan stays within 200 MB, and more threads trade memory for speed only when the user
+ * default. Each worker costs about 50 MB beside the main thread's 120 MB (/usr/bin/time, a 1 GB file on 16 cores: 8
+ * workers 508-517 MB): a default scan stays within 200 MB, and more threads trade memory for speed only when the user
  * asks.
  */
 export function phiWorkerCount(threads: number | 'auto' = 1): number {
@@ -59,35 +72,50 @@ function startWorker(): Worker {
   return startBundledWorker(join(__dirname, 'phi-worker.js'), join(__dirname, 'scan-worker.ts'), { workerData, resourceLimits });
 }
 
+export interface FindingScanOptions extends ScanOptions {
+  /** How findings are written; none: a scan only counts them (into the summary). */
+  format?: FindingFormat;
+}
+
 /**
- * The PHI findings of a dataset, in file order and in batches (as scanDataset yields them), counted into `summary`: with
- * `workers` of 2 or more a local JSONL file large enough is scanned over that many threads; anything else (JSON, CSV,
- * parquet, a file on an SSH host) in-process.
+ * The PHI findings of a dataset, written in `opts.format` in file order, a batch at a time, counted into `summary`: with
+ * `workers` of 2 or more a local JSONL file large enough is scanned over that many threads, which write their findings
+ * themselves; anything else (JSON, CSV, parquet, a file on an SSH host) in-process.
  */
-export function scanForPhi(
+export async function* scanForPhi(
   host: Host,
   reader: DatasetReader,
   summary: PhiSummary,
-  opts: ScanOptions = {},
+  opts: FindingScanOptions = {},
   workers = 1,
-): AsyncGenerator<PhiHit[]> {
-  if (host.kind !== 'local' || reader.format !== 'jsonl' || reader.size < PARALLEL_MIN_BYTES || workers < 2)
-    return scanDataset(reader, summary, opts);
-  return scanInWorkers(reader.path, reader.size, workers, summary, opts);
+): AsyncGenerator<string> {
+  if (host.kind === 'local' && reader.format === 'jsonl' && reader.size >= PARALLEL_MIN_BYTES && workers >= 2)
+    yield* scanInWorkers(reader.path, reader.size, workers, summary, opts);
+  else for await (const hits of scanDataset(reader, summary, opts)) if (opts.format) yield findingLines(hits, opts.format);
 }
 
-async function* scanInWorkers(path: string, size: number, count: number, summary: PhiSummary, opts: ScanOptions): AsyncGenerator<PhiHit[]> {
+async function* scanInWorkers(
+  path: string,
+  size: number,
+  count: number,
+  summary: PhiSummary,
+  opts: FindingScanOptions,
+): AsyncGenerator<string> {
   const fd = openSync(path, 'r');
   const probe = Buffer.allocUnsafe(1 << 16);
+  const counting = Buffer.allocUnsafe(1 << 20);
   let nextStart = 0;
+  let lineBase = 0;
   const nextJob = (id: number): WorkerJob | undefined => {
     if (nextStart >= size) return undefined;
     const start = nextStart;
     nextStart = start + RANGE_BYTES >= size ? size : lineStartFrom(fd, start + RANGE_BYTES, size, probe);
-    return { message: { id, path, start, end: nextStart } satisfies RangeJob };
+    const job: RangeJob = { id, path, start, end: nextStart, lineBase, format: opts.format };
+    // The lines of every range go before the next is sent: its worker numbers its findings' lines as the file does.
+    if (nextStart < size) lineBase += newlinesIn(fd, start, nextStart, counting);
+    return { message: job };
   };
   try {
-    let lineBase = 0;
     // At most two finished ranges per worker wait their turn, so memory stays bounded.
     for await (const r of jobsInOrder<RangeResult | { id: number; failed: string }>(Array.from({ length: count }, startWorker), nextJob, {
       ahead: 2 * count,
@@ -96,30 +124,18 @@ async function* scanInWorkers(path: string, size: number, count: number, summary
     })) {
       if ('failed' in r) throw new Error(r.failed);
       summary.rows += r.rows;
-      // A range's findings as one batch, cut where a row could not be read: that is reported where a reader in one thread
-      // would, after the findings of earlier lines and before those of later ones.
-      let m = 0;
-      let batch: PhiHit[] = [];
-      for (const h of r.hits) {
-        if (m < r.malformed.length && r.malformed[m]!.line < h.line) {
-          if (batch.length) yield batch;
-          batch = [];
-          for (; m < r.malformed.length && r.malformed[m]!.line < h.line; m++) unreadable(r.malformed[m]!, lineBase, summary, opts);
+      for (const [category, n] of Object.entries(r.counts) as [PhiCategory, number][])
+        summary.counts[category] = (summary.counts[category] ?? 0) + n;
+      for (const [i, text] of r.text.entries()) {
+        if (text) yield text;
+        const m = r.malformed[i];
+        if (m) {
+          summary.unreadable++;
+          opts.onUnreadable?.(hideQuotedText(malformedLine(m.line, m.offset, m.why, m.complete)));
         }
-        countFinding(summary, h.category);
-        h.line += lineBase;
-        batch.push(h);
       }
-      if (batch.length) yield batch;
-      for (; m < r.malformed.length; m++) unreadable(r.malformed[m]!, lineBase, summary, opts);
-      lineBase += r.lines;
     }
   } finally {
     closeSync(fd);
   }
-}
-
-function unreadable(m: RangeResult['malformed'][number], lineBase: number, summary: PhiSummary, opts: ScanOptions): void {
-  summary.unreadable++;
-  opts.onUnreadable?.(hideQuotedText(malformedLine(lineBase + m.line, m.offset, m.why, m.complete)));
 }

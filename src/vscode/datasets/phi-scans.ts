@@ -45,8 +45,9 @@ export class PhiScans implements vscode.Disposable {
     const reader = await openDatasetForPhi(host, ref.path);
     const timer = setInterval(() => opts.onProgress?.(summary.rows), PROGRESS_MS);
     try {
-      for await (const _hits of scanForPhi(host, reader, summary, { signal: opts.signal })) {
-        // Each batch of hits is dropped at once: only the summary's counts are kept.
+      // No format: the findings are only counted into the summary, never written.
+      for await (const _ of scanForPhi(host, reader, summary, { signal: opts.signal })) {
+        // Nothing is yielded without a format.
       }
     } finally {
       clearInterval(timer);

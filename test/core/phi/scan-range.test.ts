@@ -4,23 +4,35 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import { newPhiSummary, openDatasetForPhi, scanDataset, type PhiHit } from '../../../src/core/phi/scan-dataset';
+import { newPhiSummary, openDatasetForPhi, type PhiHit } from '../../../src/core/phi/scan-dataset';
+import type { FindingFormat } from '../../../src/core/phi/finding-lines';
 import { scanForPhi } from '../../../src/core/phi/scan-range';
 
-/** Every hit and every unreadable row, in the order a scan reports them, and its summary. */
-async function scanned(scan: typeof scanDataset | 'workers', path: string) {
+/** What a scan writes, with each unreadable row's problem in its place among the findings' lines, and its summary. */
+async function scanned(path: string, workers: number, format?: FindingFormat) {
   const host = new LocalHost();
   const reader = await openDatasetForPhi(host, path);
   const summary = newPhiSummary();
-  const events: (PhiHit | string)[] = [];
-  const opts = { onUnreadable: (p: string) => events.push(p) };
-  for await (const hits of scan === 'workers' ? scanForPhi(host, reader, summary, opts, 2) : scan(reader, summary, opts))
-    events.push(...hits);
-  return { events, summary };
+  let written = '';
+  const opts = { format, onUnreadable: (p: string) => (written += `unreadable: ${p}\n`) };
+  for await (const text of scanForPhi(host, reader, summary, opts, workers)) written += text;
+  return { written, summary };
+}
+
+/** assert.equal's diff of two outputs of 10 MB runs for minutes: the first line that differs says what is wrong. */
+function sameOutput(actual: string, expected: string, what: string): void {
+  if (actual === expected) return;
+  const a = actual.split('\n');
+  const e = expected.split('\n');
+  let i = 0;
+  while (i < a.length && a[i] === e[i]) i++;
+  assert.fail(
+    `${what}: output line ${i + 1} is ${JSON.stringify(a[i])}, expected ${JSON.stringify(e[i])} (${a.length} lines, expected ${e.length})`,
+  );
 }
 
 describe('scanForPhi', () => {
-  it('scans a large local JSONL over worker threads with the same findings, lines and order as one thread', async () => {
+  it('scans a large local JSONL over worker threads and writes the same findings, lines, order and counts as one thread', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'medrl-phi-range-'));
     try {
       const rows: string[] = ['\ufeff{"note": "Seen by Dr. Emily Chen on 03/14/2021."}'];
@@ -38,11 +50,21 @@ describe('scanForPhi', () => {
       }
       const path = join(dir, 'notes.jsonl');
       writeFileSync(path, `${rows.join('\n')}\n{"note": "Patient: John Smith"}`);
-      const one = await scanned(scanDataset, path);
-      const many = await scanned('workers', path);
-      assert.ok(one.summary.unreadable > 0 && one.events.length > 100_000);
-      assert.deepEqual(many.summary, one.summary);
-      assert.deepEqual(many.events, one.events);
+      for (const format of ['json', 'table', undefined] as const) {
+        const one = await scanned(path, 1, format);
+        const many = await scanned(path, 2, format);
+        assert.ok(one.summary.unreadable > 0 && one.summary.counts.phone! > 80_000, JSON.stringify(one.summary));
+        assert.deepEqual(many.summary, one.summary);
+        // Keys in the same order too: the CLI prints the counts object as it is.
+        assert.deepEqual(Object.keys(many.summary.counts), Object.keys(one.summary.counts));
+        sameOutput(many.written, one.written, `format ${format}`);
+        if (format === 'json') {
+          // Line numbers are the file's (a BOM, blank lines and a malformed row before them), in both.
+          const last = JSON.parse(many.written.trimEnd().split('\n').pop()!) as PhiHit;
+          assert.deepEqual([last.line, last.field, last.category, last.text], [rows.length + 1, 'note', 'name', 'John Smith']);
+          assert.ok(many.written.includes('unreadable: line '));
+        } else if (format === undefined) assert.equal(many.written.split('\n').length, one.summary.unreadable + 1);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -75,4 +75,38 @@ describe('medrl phi scan into a pipe that closes early (| head)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('--threads 2 (a file of 16 MB or more): the bundled worker threads write what one thread writes, and | head stops them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'medrl-pipe-phi-'));
+    try {
+      const file = join(dir, 'notes.jsonl');
+      // About 19 MB (worker threads scan 4 MB ranges from 16 MB up), a row that cannot be read in the middle.
+      const rows = Array.from({ length: 220_000 }, (_, i) =>
+        i === 150_000
+          ? '{"note": "cut'
+          : JSON.stringify({ id: i, note: `Call 555-${String(100 + (i % 900))}-4567 today, Dr. Emily Chen.` }),
+      );
+      writeFileSync(file, `${rows.join('\n')}\n`);
+      const scan = (threads: string) =>
+        spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'phi', 'scan', file, '--json', '--threads', threads], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 27,
+        });
+      const one = scan('1');
+      const two = scan('2');
+      assert.equal(two.status, 1);
+      assert.equal(two.stderr, one.stderr);
+      assert.match(two.stderr, /"unreadable":"line 150001[ :]/);
+      assert.ok(two.stdout === one.stdout, 'the same findings, in the same order, with the same lines');
+      assert.equal(two.stdout.split('\n').length, 2 * 219_999 + 1);
+      const r = throughHead(['phi', 'scan', file, '--json', '--threads', '2']);
+      assert.doesNotMatch(r.stderr, /EPIPE|Error/);
+      assert.deepEqual(
+        r.lines.map((l) => (JSON.parse(l) as { line: number }).line),
+        [1, 1],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
