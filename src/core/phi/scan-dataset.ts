@@ -31,8 +31,9 @@ export function newPhiSummary(): PhiSummary {
   return { rows: 0, unreadable: 0, counts: {} };
 }
 
-export function countFinding(summary: PhiSummary, category: PhiCategory): void {
-  summary.counts[category] = (summary.counts[category] ?? 0) + 1;
+/** Counts `n` findings of `category` (one, or a worker thread's range's count) into `summary`. */
+export function countFinding(summary: PhiSummary, category: PhiCategory, n = 1): void {
+  summary.counts[category] = (summary.counts[category] ?? 0) + n;
 }
 
 /**

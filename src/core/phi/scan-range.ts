@@ -9,7 +9,7 @@ import { malformedLine } from '../datasets/jsonl-reader';
 import { nameWords } from './name-lexicon';
 import type { DatasetReader } from '../datasets/dataset-reader';
 import type { Host } from '../remote/host';
-import { hideQuotedText, scanDataset, type PhiSummary, type ScanOptions } from './scan-dataset';
+import { countFinding, hideQuotedText, scanDataset, type PhiSummary, type ScanOptions } from './scan-dataset';
 import { findingLines, type FindingFormat } from './finding-lines';
 import type { PhiCategory, PhiCounts } from './phi-categories';
 
@@ -124,8 +124,7 @@ async function* scanInWorkers(
     })) {
       if ('failed' in r) throw new Error(r.failed);
       summary.rows += r.rows;
-      for (const [category, n] of Object.entries(r.counts) as [PhiCategory, number][])
-        summary.counts[category] = (summary.counts[category] ?? 0) + n;
+      for (const [category, n] of Object.entries(r.counts) as [PhiCategory, number][]) countFinding(summary, category, n);
       for (const [i, text] of r.text.entries()) {
         if (text) yield text;
         const m = r.malformed[i];

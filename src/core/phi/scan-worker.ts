@@ -18,7 +18,7 @@ useNameWords((workerData as { names: NameWords }).names);
  * A range's findings' lines, written as UTF-8 into one buffer as each row is scanned and taken out as strings once the
  * range is done. Kept as strings until then, they outlived the worker's small young generation and cost a sixth of its
  * time in garbage collection (1 GB, two threads); handed over as the buffer's bytes, they piled up in the main thread
- * (which allocates too little to collect often) until its peak memory had grown by 60 MB.
+ * (which allocates too little to collect often) until the scan's peak memory had grown by 40-55 MB.
  */
 class FoundLines {
   private buf = Buffer.allocUnsafe(1 << 20);
