@@ -38,6 +38,8 @@ export function printJson(ctx: CommandContext, value: unknown): void {
 export interface StdoutPipe {
   /** Writes, waiting while the pipe is full; false once the reader has closed it. */
   write(chunk: string | Uint8Array): Promise<boolean>;
+  /** Writes, waiting until the bytes have been handed to the system: the caller may then reuse them. */
+  writeThrough(chunk: Uint8Array): Promise<boolean>;
   /** False once the reader has closed the pipe. */
   readonly open: boolean;
 }
@@ -69,6 +71,12 @@ export function stdoutPipe(ctx: Pick<CommandContext, 'stdout'>): StdoutPipe {
           ctx.stdout.on('drain', done);
           ctx.stdout.on('error', done);
         });
+      return !closed;
+    },
+    async writeThrough(chunk) {
+      if (closed) return false;
+      // The callback comes once the chunk is written, or with the error of a closed pipe ('error' marks it closed).
+      await new Promise<void>((resolve) => ctx.stdout.write(chunk, () => resolve()));
       return !closed;
     },
   };

@@ -44,6 +44,12 @@ interface ReadLinesOptions {
    * lines without a marker (a verl log's Ray and vLLM output after its last step) are not read again on every poll.
    */
   progress?: { end: number };
+  /**
+   * Chunk buffers to read into, the caller's to keep from call to call: the reader takes them and gives them back when it
+   * is done. A worker thread that reads a file range after range then allocates none after its first; it allocates
+   * little else, so buffers of its own, freed only by a garbage collection, piled up to 60 MB in each such thread.
+   */
+  buffers?: Buffer[];
   signal?: AbortSignal;
 }
 
@@ -151,7 +157,7 @@ async function* lines<T extends object>(
   const needles = opts.matching?.map((s) => Buffer.from(s));
   const matches = (b: Buffer) => !needles || needles.some((n) => b.includes(n));
   /** Chunk buffers free to read into; a read that is under way holds its own. */
-  const free: Buffer[] = [];
+  const free: Buffer[] = opts.buffers ?? [];
   const read = (at: number): Pending => {
     const into = free.pop() ?? Buffer.allocUnsafe(chunkSize);
     const data = host.readFile(path, { start: at, end: at + chunkSize, into });
@@ -288,5 +294,6 @@ async function* lines<T extends object>(
     // A caller that stops early (or the end of the file) leaves ranges read ahead unused: wait for them so no read
     // outlives the reader. Their errors, if any, concern bytes nobody asked for.
     for (const p of ahead) await p.data.catch(() => undefined);
+    if (opts.buffers) free.push(...(current ? [current] : []), ...ahead.map((p) => p.into));
   }
 }

@@ -28,6 +28,8 @@ export interface RangeJob {
   lineBase: number;
   /** How its findings are written; none: only counted. */
   format?: FindingFormat;
+  /** A buffer a range's lines came in, written out: the worker's to reuse (transferred). */
+  spare?: ArrayBuffer;
 }
 
 /** What a worker found in a range, with the file's line numbers. */
@@ -36,10 +38,12 @@ export interface RangeResult {
   rows: number;
   counts: PhiCounts;
   /**
-   * The findings' lines (findingLines), cut where a row could not be read: text[i] comes before malformed[i], and the
-   * last after every one of them, so each is reported where a reader in one thread would.
+   * The findings' lines (findingLines) as UTF-8, in `bytes[0, ends[last])` (transferred), cut where a row could not be
+   * read: the piece that ends at ends[i] comes before malformed[i], and the last after every one of them, so each is
+   * reported where a reader in one thread would.
    */
-  text: string[];
+  bytes: ArrayBuffer;
+  ends: number[];
   malformed: { line: number; offset: number; why: string; complete: boolean }[];
 }
 
@@ -49,16 +53,18 @@ const RANGE_BYTES = 4 << 20;
 const PARALLEL_MIN_BYTES = 4 * RANGE_BYTES;
 /**
  * Workers at most: past this the main thread limited a scan (measured while it still received the findings as objects and
- * wrote them; it now counts each range's lines and passes the workers' text on).
+ * wrote them; it now counts each range's lines and passes the workers' bytes on).
  */
 const MAX_WORKERS = 12;
 /**
- * Worker threads a scan asked for `threads` starts: one per core for 'auto', never more than MAX_WORKERS; none (1) by
- * default. Each worker costs about 50 MB beside the main thread's 120 MB (/usr/bin/time, a 1 GB file on 16 cores: 8
- * workers 508-517 MB): a default scan stays within 200 MB, and more threads trade memory for speed only when the user
- * asks.
+ * Worker threads by default (fewer on a machine with fewer cores). Each costs about 27 MB beside the 110 MB of the main
+ * thread, which then only cuts ranges and writes the findings out (/usr/bin/time, 1 GB: 161-167 MB with two on the dev
+ * and the lent machine, 193 MB with three, 220 MB with four, 323-327 MB with eight): two keep a scan within 200 MB at
+ * about twice the speed of one thread (104-106 MB/s on the dev machine), and more trade memory for speed when asked for.
  */
-export function phiWorkerCount(threads: number | 'auto' = 1): number {
+const DEFAULT_WORKERS = 2;
+/** Worker threads a scan asked for `threads` starts: one per core for 'auto', never more than MAX_WORKERS; 1: none. */
+export function phiWorkerCount(threads: number | 'auto' = Math.min(DEFAULT_WORKERS, availableParallelism())): number {
   return Math.min(threads === 'auto' ? availableParallelism() : threads, MAX_WORKERS);
 }
 
@@ -80,7 +86,8 @@ export interface FindingScanOptions extends ScanOptions {
 /**
  * The PHI findings of a dataset, written in `opts.format` in file order, a batch at a time, counted into `summary`: with
  * `workers` of 2 or more a local JSONL file large enough is scanned over that many threads, which write their findings
- * themselves; anything else (JSON, CSV, parquet, a file on an SSH host) in-process.
+ * themselves, as UTF-8; anything else (JSON, CSV, parquet, a file on an SSH host) in-process, as strings. Bytes yielded
+ * are the scan's again once the next batch is asked for: write them out (or copy them) before.
  */
 export async function* scanForPhi(
   host: Host,
@@ -88,7 +95,7 @@ export async function* scanForPhi(
   summary: PhiSummary,
   opts: FindingScanOptions = {},
   workers = 1,
-): AsyncGenerator<string> {
+): AsyncGenerator<string | Uint8Array> {
   if (host.kind === 'local' && reader.format === 'jsonl' && reader.size >= PARALLEL_MIN_BYTES && workers >= 2)
     yield* scanInWorkers(reader.path, reader.size, workers, summary, opts);
   else for await (const hits of scanDataset(reader, summary, opts)) if (opts.format) yield findingLines(hits, opts.format);
@@ -100,20 +107,23 @@ async function* scanInWorkers(
   count: number,
   summary: PhiSummary,
   opts: FindingScanOptions,
-): AsyncGenerator<string> {
+): AsyncGenerator<Uint8Array> {
   const fd = openSync(path, 'r');
   const probe = Buffer.allocUnsafe(1 << 16);
   const counting = Buffer.allocUnsafe(1 << 20);
   let nextStart = 0;
   let lineBase = 0;
+  /** Buffers whose bytes have been written out, handed back to the workers with the next ranges. */
+  const spares: ArrayBuffer[] = [];
   const nextJob = (id: number): WorkerJob | undefined => {
     if (nextStart >= size) return undefined;
     const start = nextStart;
     nextStart = start + RANGE_BYTES >= size ? size : lineStartFrom(fd, start + RANGE_BYTES, size, probe);
-    const job: RangeJob = { id, path, start, end: nextStart, lineBase, format: opts.format };
+    const spare = spares.pop();
+    const job: RangeJob = { id, path, start, end: nextStart, lineBase, format: opts.format, spare };
     // The lines of every range go before the next is sent: its worker numbers its findings' lines as the file does.
     if (nextStart < size) lineBase += newlinesIn(fd, start, nextStart, counting);
-    return { message: job };
+    return { message: job, transfer: spare && [spare] };
   };
   try {
     // At most two finished ranges per worker wait their turn, so memory stays bounded.
@@ -125,14 +135,17 @@ async function* scanInWorkers(
       if ('failed' in r) throw new Error(r.failed);
       summary.rows += r.rows;
       for (const [category, n] of Object.entries(r.counts) as [PhiCategory, number][]) countFinding(summary, category, n);
-      for (const [i, text] of r.text.entries()) {
-        if (text) yield text;
+      for (const [i, end] of r.ends.entries()) {
+        const from = i ? r.ends[i - 1]! : 0;
+        if (end > from) yield new Uint8Array(r.bytes, from, end - from);
         const m = r.malformed[i];
         if (m) {
           summary.unreadable++;
           opts.onUnreadable?.(hideQuotedText(malformedLine(m.line, m.offset, m.why, m.complete)));
         }
       }
+      // Its bytes are written out (the caller asked for what follows them): the buffer goes back with a next range.
+      spares.push(r.bytes);
     }
   } finally {
     closeSync(fd);

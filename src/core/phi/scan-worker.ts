@@ -15,21 +15,28 @@ const host = new LocalHost();
 useNameWords((workerData as { names: NameWords }).names);
 
 /**
- * A range's findings' lines, written as UTF-8 into one buffer as each row is scanned and taken out as strings once the
- * range is done. Kept as strings until then, they outlived the worker's small young generation and cost a sixth of its
- * time in garbage collection (1 GB, two threads); handed over as the buffer's bytes, they piled up in the main thread
- * (which allocates too little to collect often) until the scan's peak memory had grown by 40-55 MB.
+ * A range's findings' lines, written as UTF-8 into one buffer as each row is scanned and handed over whole (transferred,
+ * not copied) once the range is done; the main thread writes the bytes out and hands the buffer back with a later range.
+ * So neither thread makes garbage of the lines: as strings they outlived the worker's small young generation (a sixth of
+ * its time went to garbage collection) or, one per range, went straight to the main thread's old generation; buffers
+ * handed over and never back piled up in the main thread, which allocates too little to collect often (+40-55 MB).
  */
 class FoundLines {
-  private buf = Buffer.allocUnsafe(1 << 20);
+  private buf: Buffer;
   private used = 0;
-  /** The pieces taken out (a piece: the lines between two rows that could not be read). */
-  private readonly taken: string[] = [];
+  /** Where each piece ends in `buf`, a piece being the lines between two rows that could not be read. */
+  private ends: number[] = [];
+  /** Buffers handed back by the main thread. */
+  private readonly spares: ArrayBuffer[] = [];
+
+  constructor() {
+    this.buf = this.fresh(1 << 20);
+  }
 
   add(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     if (this.used + 3 * text.length > this.buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.used + 3 * text.length));
+      const bigger = this.fresh(Math.max(2 * this.buf.length, this.used + 3 * text.length));
       this.buf.copy(bigger, 0, 0, this.used);
       this.buf = bigger;
     }
@@ -38,19 +45,35 @@ class FoundLines {
 
   /** Ends a piece. */
   cut(): void {
-    this.taken.push(this.buf.toString('utf8', 0, this.used));
-    this.used = 0;
+    this.ends.push(this.used);
   }
 
-  /** Every piece, the last one ended here; the buffer is then empty for the next range. */
-  pieces(): string[] {
+  /** A buffer for reuse. */
+  spare(buffer: ArrayBuffer): void {
+    this.spares.push(buffer);
+  }
+
+  /** The range's bytes and where its pieces end, the last one ended here; a spare (or a new buffer) takes their place. */
+  take(): { bytes: ArrayBuffer; ends: number[] } {
     this.cut();
-    return this.taken.splice(0);
+    const taken = { bytes: this.buf.buffer as ArrayBuffer, ends: this.ends };
+    this.buf = this.fresh(this.buf.length);
+    this.used = 0;
+    this.ends = [];
+    return taken;
+  }
+
+  /** A spare of `size` bytes or more (smaller ones are dropped), or a new buffer of its own (a pooled one cannot be handed over). */
+  private fresh(size: number): Buffer {
+    let spare: ArrayBuffer | undefined;
+    while ((spare = this.spares.pop()) && spare.byteLength < size);
+    return Buffer.from(spare ?? new ArrayBuffer(size));
   }
 }
 
-/** One for the worker's life. */
+/** One for the worker's life, as are the buffers its ranges are read into. */
 const bytes = new FoundLines();
+const chunks: Buffer[] = [];
 
 async function scan(job: RangeJob): Promise<RangeResult> {
   const summary = newPhiSummary();
@@ -58,7 +81,7 @@ async function scan(job: RangeJob): Promise<RangeResult> {
   const keys = new CleanKeys();
   const hits: PhiHit[] = [];
   let line = job.lineBase;
-  for await (const l of readLines(host, job.path, { start: job.start, end: job.end, includePartial: true })) {
+  for await (const l of readLines(host, job.path, { start: job.start, end: job.end, includePartial: true, buffers: chunks })) {
     line++;
     if (l.text.trim() === '') continue;
     summary.rows++;
@@ -76,12 +99,13 @@ async function scan(job: RangeJob): Promise<RangeResult> {
     if (job.format) bytes.add(findingLines(hits, job.format));
     hits.length = 0;
   }
-  return { id: job.id, rows: summary.rows, counts: summary.counts, text: bytes.pieces(), malformed };
+  return { id: job.id, rows: summary.rows, counts: summary.counts, ...bytes.take(), malformed };
 }
 
 parentPort?.on('message', (job: RangeJob) => {
+  if (job.spare) bytes.spare(job.spare);
   scan(job).then(
-    (result) => parentPort?.postMessage(result),
+    (result) => parentPort?.postMessage(result, [result.bytes]),
     (err: unknown) => parentPort?.postMessage({ id: job.id, failed: errorMessage(err) }),
   );
 });

@@ -1,5 +1,5 @@
 import type { PhiCategory, PhiFinding } from './phi-categories';
-import { keywordPass, type Candidates } from './text-candidates';
+import { isWordCode, keywordPass, type Candidates } from './text-candidates';
 
 /*
  * Pattern recognisers for the structured Safe Harbor identifiers, after Microsoft Presidio's (a pattern, context words that
@@ -347,8 +347,6 @@ function cityBeforeZip(text: string, c: Candidates): boolean {
 const KEYWORDS = keywordPass(RECOGNISERS.flatMap((r) => r.keywords ?? []));
 /** What an email address's part before the `@` is made of. */
 const ADDRESS_CHAR = /[A-Za-z0-9._%+-]/;
-/** `\w`. */
-const isWordCode = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 /**
  * What may follow a day number's digits in a month-name date: a space (`3 March`, `3 of March`), `-` (`03-Mar-2020`) or
  * an ordinal's first letter (`3rd`). Where the digit run goes on, the day cannot end there either.

@@ -93,6 +93,39 @@ describe('readLines', () => {
       }
     }
   });
+  it('reads range after range into the caller’s buffers, gives them back, and the lines are whole and right', async () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => `row ${i} ${'n'.repeat(i % 97)} ✓`);
+    const file = join(dir, 'ranges.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const size = Buffer.byteLength(lines.join('\n') + '\n');
+    const buffers: Buffer[] = [];
+    const seen = new Set<ArrayBufferLike>();
+    const got: string[] = [];
+    // Ranges cut at arbitrary bytes, as a parallel scan cuts them: each line is read in the range it starts in.
+    for (let start = 0, step = 7919; start < size; start += step) {
+      for await (const l of readLineBytes(host, file, { start: lineStart(start), end: start + step, chunkSize: 4096, buffers })) {
+        seen.add(l.buf.buffer);
+        got.push(l.buf.toString('utf8', l.from, l.to));
+      }
+      assert.ok(buffers.length >= 1, 'the buffer comes back when the range is done');
+    }
+    assert.deepEqual(got, lines);
+    // About 50 ranges of two or three chunks each, all read into the one buffer handed back (lines that cross a chunk's
+    // end are copies, in Node's pool of small buffers).
+    const inChunks = [...seen].filter((b) => b.byteLength === 4096);
+    assert.equal(inChunks.length, 1, `chunks read into ${inChunks.length} buffers`);
+    assert.deepEqual(
+      buffers.map((b) => b.buffer),
+      inChunks,
+    );
+
+    function lineStart(at: number): number {
+      if (at === 0) return 0;
+      const text = Buffer.from(lines.join('\n') + '\n');
+      return text.indexOf(10, at - 1) + 1;
+    }
+  });
+
   it('skips a line longer than maxLineBytes (its span, no bytes kept) wherever it falls, and reads the others whole', async () => {
     const file = join(dir, 'long.jsonl');
     const long = 'y'.repeat(5000);
