@@ -96,16 +96,11 @@ async function main(): Promise<void> {
     const peak = (m?: number) => (m === undefined ? 'not measured (no /usr/bin/time)' : `${m.toFixed(0)} MB`);
     console.log(`  peak memory (maxrss of the process): ${peak(single.mb)}`);
     const more = process.env.MEDRL_PHI_BENCH_THREADS?.split(',').map(Number) ?? [];
-    const threaded: [string, string[]][] = [
-      [`medrl phi scan --json (default: ${phiWorkerCount()} threads)`, args],
-      ...[...new Set([...more, phiWorkerCount('auto')])]
-        .filter((n) => n > 1 && n !== phiWorkerCount())
-        .map((n): [string, string[]] => [`medrl phi scan --json --threads ${n}`, [...args, '--threads', String(n)]]),
-    ];
-    if (phiWorkerCount() === 1) threaded.shift();
-    for (const [what, argv] of threaded) {
-      const scan = measure(process.execPath, argv);
-      line(what, scan.s, size, 'wc -l', wc.s);
+    // The default first (unless it is one thread, measured above), then the others once each.
+    for (const n of [...new Set([phiWorkerCount(), ...more, phiWorkerCount('auto')])].filter((k) => k > 1)) {
+      const byDefault = n === phiWorkerCount();
+      const scan = measure(process.execPath, byDefault ? args : [...args, '--threads', String(n)]);
+      line(`medrl phi scan --json ${byDefault ? `(default: ${n} threads)` : `--threads ${n}`}`, scan.s, size, 'wc -l', wc.s);
       console.log(
         `  peak memory (all threads) ${peak(scan.mb)}; ${(single.s / scan.s).toFixed(2)}x one thread on ${availableParallelism()} cores`,
       );

@@ -1,5 +1,5 @@
 import type { PhiCategory, PhiFinding } from './phi-categories';
-import { isWordCode, keywordPass, type Candidates } from './text-candidates';
+import { isDigitCode, isWordCode, keywordPass, type Candidates } from './text-candidates';
 
 /*
  * Pattern recognisers for the structured Safe Harbor identifiers, after Microsoft Presidio's (a pattern, context words that
@@ -42,10 +42,7 @@ interface Anchor {
   opens?: (c: number) => boolean;
 }
 
-const isDigit = (text: string, i: number) => {
-  const c = text.charCodeAt(i);
-  return c >= 48 && c <= 57;
-};
+const isDigit = (text: string, i: number) => isDigitCode(text.charCodeAt(i));
 const isCapitalCode = (c: number) => c >= 65 && c <= 90;
 const isCapital = (text: string, i: number) => isCapitalCode(text.charCodeAt(i));
 /** `\s` by char code: ASCII first, the regex only for the rest (a test per run of digits costs more than the run's patterns). */

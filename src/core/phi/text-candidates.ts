@@ -80,7 +80,7 @@ export function findCandidates(text: string, out: Candidates): Candidates {
 /** Where a candidate may start: the regex engine skips the rest (most of a note) faster than a loop over its characters. */
 const START = /[0-9A-Z@:]/g;
 
-const isDigitCode = (c: number) => c >= 48 && c <= 57;
+export const isDigitCode = (c: number) => c >= 48 && c <= 57;
 /** `\w`. */
 export const isWordCode = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isHexCode = (c: number) => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 102);
