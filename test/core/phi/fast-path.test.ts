@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findPhi } from '../../../src/core/phi/find-phi';
-import { phiCorpus } from './phi-corpus';
+import { phiCorpus, pubmedContexts } from './phi-corpus';
 
 /*
  * The detector tries each pattern only where a candidate pass says a match can start (text-candidates.ts). Before, it
@@ -50,11 +50,7 @@ function fuzzed(count: number): string[] {
 
 describe('findPhi against what the detector found before its candidate passes', () => {
   it('finds the same identifiers, span for span, in the evaluation corpus, PubMedQA abstracts and fuzzed strings', async () => {
-    const abstracts = JSON.parse(readFileSync(join(__dirname, '../../../demo/data/pubmedqa/ori_pqal-first200.json'), 'utf8')) as Record<
-      string,
-      { CONTEXTS: string[] }
-    >;
-    const texts = [...(await phiCorpus()).map((d) => d.text), ...Object.values(abstracts).flatMap((a) => a.CONTEXTS), ...fuzzed(5000)];
+    const texts = [...(await phiCorpus()).map((d) => d.text), ...pubmedContexts().flat(), ...fuzzed(5000)];
     const golden = JSON.parse(readFileSync(join(__dirname, '../../fixtures/phi/detector-golden.json'), 'utf8')) as unknown[][];
     assert.equal(texts.length, golden.length, 'the same strings as when the findings were recorded');
     let differ = 0;

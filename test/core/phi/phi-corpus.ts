@@ -28,6 +28,11 @@ const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '../../..');
 const MEDEC = join(ROOT, 'demo/data/medec/medec-ms-validation-first200.csv');
 const PUBMEDQA = join(ROOT, 'demo/data/pubmedqa/ori_pqal-first200.json');
 
+/** The context paragraphs of each of the 200 real PubMedQA abstracts (no identifiers in them). */
+export function pubmedContexts(): string[][] {
+  return Object.values(JSON.parse(readFileSync(PUBMEDQA, 'utf8')) as Record<string, { CONTEXTS: string[] }>).map((r) => r.CONTEXTS);
+}
+
 /** Builds a string piece by piece, recording where each planted identifier lands. */
 class Doc {
   text = '';
@@ -284,9 +289,7 @@ const LOOK_ALIKES = [
 export async function phiCorpus(seed = 16): Promise<CorpusDoc[]> {
   const f = new Faker({ locale: [en] });
   f.seed(seed);
-  const abstracts = Object.values(JSON.parse(readFileSync(PUBMEDQA, 'utf8')) as Record<string, { CONTEXTS: string[] }>).map((r) =>
-    r.CONTEXTS.join(' '),
-  );
+  const abstracts = pubmedContexts().map((c) => c.join(' '));
   const reader = await openDataset(new LocalHost(), MEDEC);
   const docs: CorpusDoc[] = [];
   for await (const row of reader.rows()) {

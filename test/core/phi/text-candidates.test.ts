@@ -1,9 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { findCandidates, newCandidates, WORD_SRC, type Candidates } from '../../../src/core/phi/text-candidates';
-import { phiCorpus } from './phi-corpus';
+import { phiCorpus, pubmedContexts } from './phi-corpus';
 
 /*
  * findCandidates reads a string a character at a time for what one global regex scan finds (its definition, below). Both
@@ -60,15 +58,7 @@ function characterFuzz(count: number): string[] {
 
 describe('findCandidates', () => {
   it('finds what the global regex scan finds: notes, abstracts and character-level fuzz', async () => {
-    const abstracts = JSON.parse(readFileSync(join(__dirname, '../../../demo/data/pubmedqa/ori_pqal-first200.json'), 'utf8')) as Record<
-      string,
-      { CONTEXTS: string[] }
-    >;
-    const texts = [
-      ...(await phiCorpus()).map((d) => d.text),
-      ...Object.values(abstracts).flatMap((a) => a.CONTEXTS),
-      ...characterFuzz(20000),
-    ];
+    const texts = [...(await phiCorpus()).map((d) => d.text), ...pubmedContexts().flat(), ...characterFuzz(20000)];
     const reused = newCandidates();
     for (const text of texts) {
       const got = findCandidates(text, reused);
