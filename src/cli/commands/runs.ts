@@ -77,14 +77,16 @@ export const submitCommand: Command = {
         }
         return problems.some((p) => p.severity === 'error') ? 1 : 0;
       }
-      const { record } = await submitRun(req);
+      const { record, warnings } = await submitRun(req);
       if (ctx.json) printJson(ctx, record);
-      else
+      else {
+        for (const p of warnings) printError(ctx, formatProblem(p));
         printLines(ctx, [
           `submitted ${record.id} to ${record.host} (${record.scheduler}${record.jobId ? ` job ${record.jobId}` : record.pid ? ` pid ${record.pid}` : ''})`,
           `run folder: ${record.dir}`,
           `follow it: medrl logs ${record.id} --follow`,
         ]);
+      }
       return 0;
     });
   },

@@ -1,6 +1,7 @@
 import type { Host } from '../remote/host';
 import type { RunRecord } from './run-record';
 import type { RunSpec } from './run-spec';
+import type { Problem } from '../errors/located-error';
 
 /** What a scheduler records about a started job (into run.json). */
 interface StartedJob {
@@ -25,6 +26,8 @@ export interface Scheduler {
   readonly name: RunRecord['scheduler'];
   /** Why the scheduler cannot take secrets, when it cannot: a submit with secrets is refused before any folder is made. */
   readonly refusesSecrets?: string;
+  /** What this scheduler would do with the spec that the user should know before submit (shown by --dry-run and submit). */
+  problems?(spec: RunSpec, specFile: string): Problem[];
   /** Extra files the scheduler needs in the run folder (e.g. the sbatch script), by name. */
   files(run: ReadyRun, setup: string[]): Record<string, string>;
   /** Starts the job; `secrets` go to it over stdin, never onto a command line or into a file. */

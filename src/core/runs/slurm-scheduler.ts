@@ -5,13 +5,51 @@ import { exportLines, pythonPathLines, renderJobScript, secretsFromStdin } from 
 import { RUN_FILES } from './run-record';
 import { expectOutput, type ReadyRun, type Scheduler } from './scheduler';
 import { trainerFor } from './trainers';
+import type { RunSpec } from './run-spec';
+import type { Problem } from '../errors/located-error';
 
 /** node-env.sh: runs its arguments after the run's setup and variables (what launch.sh has): Ray's processes on each node. */
 export const NODE_ENV_SCRIPT = 'node-env.sh';
 /** node.sh: one task of a multi-node launcher job (accelerate, torchrun): launch.sh with this node's flags. */
 export const NODE_SCRIPT = 'node.sh';
-/** Ray's default GCS port on the head node (`ray start --head --port`), as in verl's Slurm example. */
-const RAY_PORT = 6379;
+/**
+ * Each Ray-on-Slurm job gets its own block of 5 ports, so two jobs sharing a node never meet on Ray's fixed defaults
+ * (GCS 6379, client server 10001, dashboard 8265, dashboard agent 52365): 40000 + (SLURM_JOB_ID % 4000) * 5, which stays
+ * clear of MEDRL_HEAD_PORT's 20000-39999 (accelerate/torchrun jobs). Ray's other ports (node and object manager,
+ * metrics, runtime env agent) are random by default, and its workers get random ports too (--min/max-worker-port=0)
+ * instead of the shared 10002-19999 range.
+ */
+export const RAY_PORT_BLOCK = { base: 40000, jobs: 4000, size: 5 } as const;
+
+/** `ray start`'s port flags of this job (the block's ports as shell arithmetic on MEDRL_RAY_PORT); `head` adds the head's own. */
+function rayPortFlags(head: boolean): string {
+  const p = (i: number) => (i === 0 ? '$MEDRL_RAY_PORT' : `$((MEDRL_RAY_PORT + ${i}))`);
+  const common = `--dashboard-agent-listen-port=${p(3)} --dashboard-agent-grpc-port=${p(4)} --min-worker-port=0 --max-worker-port=0`;
+  // $medrl_client: the client server's port, when Ray has its client server (see rayClusterLines).
+  return head ? `--port=${p(0)} $medrl_client --dashboard-port=${p(2)} ${common}` : common;
+}
+
+/**
+ * Shell lines that set medrl_cpus[i] to the CPUs Slurm gave the job on node i (the order of `scontrol show hostnames`),
+ * from SLURM_JOB_CPUS_PER_NODE ("72(x2),36" is 72, 72, 36).
+ */
+export function nodeCpuLines(): string[] {
+  return [
+    'medrl_cpus=()',
+    'for medrl_c in ${SLURM_JOB_CPUS_PER_NODE//,/ }; do',
+    '  if [[ $medrl_c =~ ^([0-9]+)\\(x([0-9]+)\\)$ ]]; then for ((medrl_i = 0; medrl_i < BASH_REMATCH[2]; medrl_i++)); do medrl_cpus+=("${BASH_REMATCH[1]}"); done',
+    '  else medrl_cpus+=("$medrl_c"); fi',
+    'done',
+  ];
+}
+
+/**
+ * `--num-cpus` of node i's `ray start`: SLURM_CPUS_PER_TASK when the spec set cpusPerTask (one task per node), else what
+ * Slurm gave the job on that node, else the batch node's SLURM_CPUS_ON_NODE; never Ray's default, every core of the node.
+ */
+function rayCpus(i: string): string {
+  return `--num-cpus="\${SLURM_CPUS_PER_TASK:-\${medrl_cpus[${i}]:-$SLURM_CPUS_ON_NODE}}"`;
+}
 
 /**
  * How a job of more than one node starts under Slurm:
@@ -45,12 +83,18 @@ function headLines(): string[] {
 function rayClusterLines(run: ReadyRun): string[] {
   const env = shellQuote(posix.join(run.dir, NODE_ENV_SCRIPT));
   const gpus = run.spec.resources?.gpusPerNode ?? 1;
-  const cpus = '${SLURM_CPUS_PER_TASK:+--num-cpus=$SLURM_CPUS_PER_TASK}';
   const nodes = run.spec.resources?.nodes ?? 1;
+  const { base, jobs, size } = RAY_PORT_BLOCK;
   return [
-    `export RAY_ADDRESS="$MEDRL_HEAD_ADDR:${RAY_PORT}"`,
-    `srun --nodes=1 --ntasks=1 -w "$MEDRL_HEAD_NODE" bash ${env} ray start --head --node-ip-address="$MEDRL_HEAD_ADDR" --port=${RAY_PORT} --num-gpus=${gpus} ${cpus} --block &`,
-    `for medrl_node in "\${medrl_nodes[@]:1}"; do srun --nodes=1 --ntasks=1 -w "$medrl_node" bash ${env} ray start --address="$RAY_ADDRESS" --num-gpus=${gpus} ${cpus} --block & done`,
+    `export MEDRL_RAY_PORT=$((${base} + SLURM_JOB_ID % ${jobs} * ${size}))`,
+    'export RAY_ADDRESS="$MEDRL_HEAD_ADDR:$MEDRL_RAY_PORT"',
+    // Ray starts its client server (default port 10001) only with ray[client] (grpc importable), and refuses
+    // --ray-client-server-port without it (ray/_private/parameter.py, Ray 2.58).
+    `if bash ${env} python3 -c 'import grpc' >/dev/null 2>&1; then medrl_client="--ray-client-server-port=$((MEDRL_RAY_PORT + 1))"; else medrl_client=""; fi`,
+    ...nodeCpuLines(),
+    'echo "medrl: Ray GCS $RAY_ADDRESS, CPUs per node ${SLURM_CPUS_PER_TASK:-${medrl_cpus[*]:-$SLURM_CPUS_ON_NODE}}"',
+    `srun --nodes=1 --ntasks=1 -w "$MEDRL_HEAD_NODE" bash ${env} ray start --head --node-ip-address="$MEDRL_HEAD_ADDR" ${rayPortFlags(true)} --num-gpus=${gpus} ${rayCpus('0')} --block &`,
+    `for ((medrl_n = 1; medrl_n < \${#medrl_nodes[@]}; medrl_n++)); do srun --nodes=1 --ntasks=1 -w "\${medrl_nodes[medrl_n]}" bash ${env} ray start --address="$RAY_ADDRESS" ${rayPortFlags(false)} --num-gpus=${gpus} ${rayCpus('medrl_n')} --block & done`,
     // verl's example sleeps; waiting until every node has joined also catches a cluster that never comes up.
     'medrl_waited=0',
     `until [ "$(bash ${env} python3 -c 'import ray; ray.init(address="auto", logging_level="ERROR"); print(sum(1 for n in ray.nodes() if n["Alive"]))' 2>/dev/null | tail -n1)" = ${nodes} ]; do`,
@@ -130,11 +174,38 @@ function slurmFiles(run: ReadyRun, setup: string[]): Record<string, string> {
 }
 
 /**
+ * A Slurm job asks for the CPUs and memory the spec gives; a spec that gives neither gets the partition's defaults
+ * (DefCpuPerNode/DefMemPerCPU in slurm.conf: often one CPU and a small share of memory), which a TRL job's data loading
+ * and tokenizing, or verl's Ray workers (their --num-cpus follows the job's CPUs), soon run short of. Said at each field.
+ */
+export function slurmResourceProblems(spec: RunSpec, specFile: string): Problem[] {
+  const r = spec.resources;
+  const out: Problem[] = [];
+  const what = spec.framework === 'trl' ? 'TRL' : 'verl';
+  if (r?.cpusPerTask === undefined)
+    out.push({
+      file: specFile,
+      field: 'resources.cpusPerTask',
+      severity: 'warning',
+      message: `the Slurm job asks for no CPUs, so it gets the partition's default CPUs (often 1 per node) and ${what} runs on those: set resources.cpusPerTask (e.g. 16)`,
+    });
+  if (r?.memory === undefined)
+    out.push({
+      file: specFile,
+      field: 'resources.memory',
+      severity: 'warning',
+      message: `the Slurm job asks for no memory, so it gets the partition's default memory per node (DefMemPerCPU/DefMemPerNode, often a few GB): set resources.memory (e.g. 200G)`,
+    });
+  return out;
+}
+
+/**
  * The `slurm` scheduler: `sbatch` with the spec's resources; state from `squeue` while Slurm remembers the job, and from
  * the run folder (exit_code) after; `scancel` to stop. sacct is not needed (clusters often run without accounting).
  */
 export const slurmScheduler: Scheduler = {
   name: 'slurm',
+  problems: slurmResourceProblems,
   files: slurmFiles,
   async start(host, run, secrets) {
     // sbatch stores the environment it runs with in the job's record: the secrets go to a private file instead (over

@@ -187,7 +187,14 @@ export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: P
   const versioned = checked.version ? trainer.versionProblems(checked.version, req.specFile) : [];
   return {
     run,
-    problems: [...trainer.problems(req.spec, req.specFile), ...versioned, ...(req.runEnv?.problems ?? []), ...checked.problems, ...reward],
+    problems: [
+      ...trainer.problems(req.spec, req.specFile),
+      ...(run.scheduler.problems?.(req.spec, req.specFile) ?? []),
+      ...versioned,
+      ...(req.runEnv?.problems ?? []),
+      ...checked.problems,
+      ...reward,
+    ],
   };
 }
 
@@ -262,9 +269,12 @@ export interface SubmitOptions {
 /**
  * Submits a run: checks the host first (nothing is written when a check fails), creates the run folder with its
  * run.json (an atomic mkdir), writes its files, starts the job and records its pid or job id. Throws a LocatedError listing
- * every problem when the host is not ready.
+ * every problem when the host is not ready; returns the warnings of a run that was submitted.
  */
-export async function submitRun(req: SubmitRequest, opts: SubmitOptions = {}): Promise<{ run: PreparedRun; record: RunRecord }> {
+export async function submitRun(
+  req: SubmitRequest,
+  opts: SubmitOptions = {},
+): Promise<{ run: PreparedRun; record: RunRecord; warnings: Problem[] }> {
   const secrets = secretsInput((req.runEnv ?? NO_RUN_ENV).secrets);
   const planned = await planRun(req);
   let run = planned.run;
@@ -304,5 +314,6 @@ export async function submitRun(req: SubmitRequest, opts: SubmitOptions = {}): P
   // Written with the run's other files (0600), before the job starts; checked against its schema so readers can trust it.
   run.files[RUN_FILES.provenance] = `${JSON.stringify(provenanceSchema.parse(manifestOf(run)), null, 2)}\n`;
   const record = await startRunFolder(req.host, run, secrets);
-  return { run, record };
+  // What the checks warned about (e.g. a Slurm job with the partition's default CPUs and memory): the caller shows it.
+  return { run, record, warnings: problems.filter((p) => p.severity !== 'error') };
 }

@@ -106,6 +106,8 @@ async function submitText(deps: Deps, uri: vscode.Uri, spec: RunSpec, text: stri
     },
   );
   announceSubmitted(deps, result.record, `submitted ${result.record.id} to ${result.record.host}`);
+  // Warnings (e.g. a Slurm job on the partition's default CPUs and memory) at their fields, in the Problems panel.
+  if (result.warnings.length && specDoc) deps.runSpecs.showProblems(specDoc.uri, result.warnings, text);
 }
 
 /** A run just submitted: logged, watched until it ends, listed, and a notification that follows its log. */

@@ -160,9 +160,9 @@ describe('multi-node Slurm', () => {
     assert.ok(head > 0 && head < worker && worker < wait && wait < job, s);
     assert.match(
       s,
-      /srun --nodes=1 --ntasks=1 -w "\$MEDRL_HEAD_NODE" bash '\/runs\/r 1\/node-env\.sh' ray start --head --node-ip-address="\$MEDRL_HEAD_ADDR" --port=6379 --num-gpus=8/,
+      /srun --nodes=1 --ntasks=1 -w "\$MEDRL_HEAD_NODE" bash '\/runs\/r 1\/node-env\.sh' ray start --head --node-ip-address="\$MEDRL_HEAD_ADDR" --port=\$MEDRL_RAY_PORT .* --num-gpus=8/,
     );
-    assert.match(s, /export RAY_ADDRESS="\$MEDRL_HEAD_ADDR:6379"/);
+    assert.match(s, /export RAY_ADDRESS="\$MEDRL_HEAD_ADDR:\$MEDRL_RAY_PORT"/);
     assert.match(s, /" = 3 \]; do/);
     const files = slurmScheduler.files({ id: 'r1', dir: '/runs/r1', spec: verl, env: { MEDRL_JUDGE_URL: "http://a'b" } }, [
       'conda activate verl',
