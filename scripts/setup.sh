@@ -24,5 +24,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "[medrl] installing npm dependencies"
   npm ci --no-audit --no-fund
 fi
+# Real Ray for the Ray-on-Slurm port test (pip's configured index has its wheels).
+python3 -c 'import ray' 2>/dev/null || python3 -m pip install -q ray
 bash scripts/install-code-server.sh
 echo "[medrl] setup done"
