@@ -29,7 +29,12 @@ function rayStarts(s: RunSpec, env: Record<string, string>): string[] {
     ],
     { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' },
   );
-  return out.split('\n').filter((l) => l.includes('ray start'));
+  // The srun lines run in the background (`&`): their order is the nodes' (-w a, b, c), not the order they print in.
+  const node = (l: string) => /-w (\S+)/.exec(l)?.[1] ?? '';
+  return out
+    .split('\n')
+    .filter((l) => l.includes('ray start'))
+    .sort((a, b) => node(a).localeCompare(node(b)));
 }
 
 describe('Ray on Slurm: per-job ports and CPUs', () => {
