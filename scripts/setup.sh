@@ -24,7 +24,11 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "[medrl] installing npm dependencies"
   npm ci --no-audit --no-fund
 fi
-# Real Ray for the Ray-on-Slurm port test (pip's configured index has its wheels).
-python3 -c 'import ray' 2>/dev/null || python3 -m pip install -q ray
+# A package index on this machine, where there is one: it alone (the public index cannot be reached from here).
+if [ -d /opt/pypi/simple ]; then export PIP_INDEX_URL=file:///opt/pypi/simple; fi
+# Real Ray for the Ray-on-Slurm port test.
+python3 -c 'import ray' 2>/dev/null || python3 -m pip install -q ray 2>&1 | { grep -v 'is ignored: it is neither' || true; }
+# verl's own code for the verl launch-line tests: a venv with its imports, Hydra with its grammar generated.
+bash scripts/setup-verl-check.sh
 bash scripts/install-code-server.sh
 echo "[medrl] setup done"

@@ -293,10 +293,10 @@ function resultProblems(
     const trial = trials[i]!;
     if (r.error) {
       if (/MEDRL_JUDGE_(URL|MODEL) is not set/.test(r.error) && !judgeSet) {
+        // The reward raises there on the cluster too, inside verl's reward manager or TRL's reward call: the step dies.
         note(
-          `calls the judge, but the run has no judge (MEDRL_JUDGE_URL): those samples were not checked; give the run a judge (medrl.yaml judges, or a service named judge in the spec)`,
+          `calls the judge, but the run has no judge (MEDRL_JUDGE_URL): on these rows the reward raises and the training step dies; give the run a judge (medrl.yaml judges, or a service named judge in the spec)`,
           trial,
-          'warning',
         );
       } else if (/judge request failed|judge HTTP (429|5\d\d)/.test(r.error)) {
         note(

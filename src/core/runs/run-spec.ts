@@ -127,6 +127,21 @@ export const runSpecSchema = z
       })
       .optional()
       .describe('Also log to Weights & Biases (the key comes from SecretStorage or WANDB_API_KEY, never a file or argv).'),
+    verl: z
+      .strictObject({
+        noCheckpoints: z
+          .boolean()
+          .optional()
+          .describe('Train without ever saving a checkpoint (no trainer.save_freq > 0): otherwise refused before submit.'),
+        forkSimulatorPatched: z
+          .boolean()
+          .optional()
+          .describe(
+            "The host's DiagAgent verl fork is patched so its rollout's call_openai_diaggym reads MEDRL_EXAM_SIMULATOR_URL (as shipped it calls two fixed IP addresses).",
+          ),
+      })
+      .optional()
+      .describe('What a verl spec means where verl would quietly do less than asked.'),
     overrides: z
       .record(z.string().min(1), overrideValue)
       .optional()

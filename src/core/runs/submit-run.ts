@@ -184,7 +184,7 @@ export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: P
         env: runVars(req),
         secrets: (req.runEnv ?? NO_RUN_ENV).secrets,
       });
-  const versioned = checked.version ? trainer.versionProblems(checked.version, req.specFile) : [];
+  const versioned = checked.version ? trainer.versionProblems(checked.version, req.spec, req.specFile) : [];
   return {
     run,
     problems: [

@@ -39,8 +39,8 @@ export interface Trainer {
   command(inp: LaunchInputs): TrainerCommand;
   /** What the real trainer would refuse in this spec, found from the spec alone, before anything reaches a host. */
   problems(spec: RunSpec, specFile: string): Problem[];
-  /** What the version found on the host means for the launch line (a version older than the one its flags were checked on). */
-  versionProblems(version: string, specFile: string): Problem[];
+  /** What the version found on the host means for the launch line: keys it lacks, rules it applies, a version too old. */
+  versionProblems(version: string, spec: RunSpec, specFile: string): Problem[];
   /** The spec overrides that make a new run resume from a checkpoint folder of this trainer. */
   resumeOverrides(checkpointPath: string): Record<string, OverrideValue>;
   /** A shell test that the trainer is installed after the setup lines, and its words for the user. */

@@ -309,7 +309,7 @@ export const trlTrainer: Trainer = {
   problems: trlProblems,
   // A TrainingArguments field; python/trl_resume.py makes the trl scripts pass it to trainer.train().
   resumeOverrides: (checkpointPath) => ({ resume_from_checkpoint: checkpointPath }),
-  versionProblems: (version, specFile) =>
+  versionProblems: (version, _spec, specFile) =>
     // The release is what counts: 1.10.0.dev0 is the build these flags ran on.
     versionAtLeast(/^v?\d+(?:\.\d+)*/.exec(version)?.[0] ?? version, TRL_CHECKED)
       ? []

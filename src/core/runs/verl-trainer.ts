@@ -4,6 +4,7 @@ import { asList, hostPath, modelPath } from './host-paths';
 import { versionAtLeast, type LaunchInputs, type OverrideValue, type Trainer, type TrainerCommand } from './trainer';
 import type { RunSpec } from './run-spec';
 import type { Problem } from '../errors/located-error';
+import { keyOnRelease, releaseName, verlRelease } from './verl-versions';
 
 /** A value as Hydra's override grammar reads it; strings from the spec's overrides pass through untouched. */
 export function hydraValue(v: OverrideValue): string {
@@ -20,6 +21,9 @@ function hydraString(s: string): string {
 function files(list: string[]): string {
   return list.length === 1 ? hydraString(list[0]!) : `[${list.map(hydraString).join(',')}]`;
 }
+
+/** The reward's own config section (reward.custom_reward_function, reward.reward_model) from 0.8.0. */
+const REWARD_SECTION_SINCE = [0, 8, 0];
 
 /** verl's `file` logger backend (metrics.jsonl) exists from 0.6.0 (verl/utils/tracking.py FileLogger, added 2025-09-06). */
 const FILE_LOGGER_SINCE = [0, 6, 0];
@@ -197,6 +201,15 @@ function gcd(a: number, b: number): number {
 function verlProblems(spec: RunSpec, specFile: string): Problem[] {
   const problems: Problem[] = [];
   if (spec.algorithm === 'grpo' || spec.algorithm === 'ppo') {
+    const saveFreq = spec.overrides?.['trainer.save_freq'];
+    // verl's fit loop saves only when trainer.save_freq > 0 (ray_trainer.py, 0.4 to main; the default is -1), not even at the end.
+    if (!spec.verl?.noCheckpoints && !(typeof saveFreq === 'string' && saveFreq.includes('${')) && !(Number(saveFreq) > 0))
+      problems.push({
+        file: specFile,
+        field: 'overrides.trainer.save_freq',
+        severity: 'error',
+        message: `trainer.save_freq is ${saveFreq === undefined ? "unset (verl's default -1)" : JSON.stringify(saveFreq)}: verl saves a checkpoint only when save_freq > 0, so this run would train and never write one (no LoRA adapter either, not even at the last step). Set overrides.trainer.save_freq (steps between checkpoints; the last step is always saved then), or verl.noCheckpoints: true if you mean it`,
+      });
     for (const r of batchPlan(spec).refused)
       problems.push({ file: specFile, field: `overrides.${r.key}`, severity: 'error', message: r.message });
     if (
@@ -217,6 +230,121 @@ function verlProblems(spec: RunSpec, specFile: string): Problem[] {
     }
   }
   return problems;
+}
+
+/** The stand-in (standins/verl-*.dist-info) says so in its version's local label; it trains on no GPU. */
+const STANDIN_LABEL = '+medrl.standin';
+
+/** A boolean override as Hydra reads it (true, True, "true"). */
+function isTrue(v: OverrideValue | undefined): boolean {
+  return v === true || (typeof v === 'string' && /^true$/i.test(v));
+}
+
+/** The spec field a key MedRL writes comes from (an override's own key, else the part of the spec that makes it). */
+function fieldOf(spec: RunSpec, key: string): string {
+  if (spec.overrides?.[key] !== undefined) return `overrides.${key}`;
+  if (/\.(lora_rank|lora_alpha|target_modules)$/.test(key)) return 'lora';
+  if (/^(reward\.)?(custom_reward_function|reward_model)\./.test(key)) return 'reward';
+  if (key === 'actor_rollout_ref.rollout.n') return 'rollout.n';
+  return 'framework';
+}
+
+/** The fork's own multi-turn rollout, and what it calls: said wherever the fork is refused for it. */
+const FORK_ROLLOUT =
+  "the DiagAgent fork has no multi_turn config: with vLLM's SPMD engine its rollout is always vLLMRolloutWithMultiTurn (verl/workers/fsdp_workers.py), which asks the exam simulator itself";
+
+/**
+ * What the host's verl refuses, or does less than asked, for this spec (rules picked by verlRelease): keys its Hydra
+ * config lacks, multi-turn without what it needs, the sync vLLM rollout's chunked-prefill limit, no GPU, and the
+ * DiagAgent fork's fixed simulator addresses. test/integration/runs/verl-code.test.ts holds these to verl's own code.
+ */
+function verlVersionProblems(version: string, spec: RunSpec, specFile: string): Problem[] {
+  if (spec.algorithm === 'sft') return [];
+  const release = verlRelease(version);
+  const standin = version.includes(STANDIN_LABEL);
+  const o = spec.overrides ?? {};
+  const problems: Problem[] = [];
+  const refuse = (field: string, message: string) => problems.push({ file: specFile, field, severity: 'error', message });
+  const on = `verl ${version}${release.version === version ? '' : ` (rules of ${releaseName(release)})`}`;
+
+  for (const key of launchKeys(spec, version)) {
+    const found = keyOnRelease(key, release);
+    if (found.known) continue;
+    const where = found.since ? `it exists from verl ${releaseName(found.since)}` : 'no verl release MedRL Studio knows has it';
+    const fork = release.fork && key.includes('multi_turn') ? `; ${FORK_ROLLOUT}: remove overrides.${key}` : '';
+    refuse(
+      fieldOf(spec, key),
+      `${on} has no config key ${key} (Hydra: "Could not override '${key}'"): ${where}${fork || `; this spec needs ${found.since ? `verl ${releaseName(found.since)} or newer` : 'another key'}`}`,
+    );
+  }
+
+  // 0.9 and main keep the old top-level reward key in their config but main_ppo no longer moves it under reward.
+  if (release.index >= verlRelease('0.9.0').index)
+    for (const key of ['custom_reward_function.path', 'custom_reward_function.name'].filter((k) => o[k] !== undefined))
+      refuse(
+        `overrides.${key}`,
+        `${on} accepts ${key} but never reads it (its main_ppo no longer moves the old reward keys under reward., as 0.8's did): use overrides.reward.${key}, or the spec's reward`,
+      );
+
+  const multiTurn = isTrue(o['actor_rollout_ref.rollout.multi_turn.enable']);
+  const hasTools = [
+    'actor_rollout_ref.rollout.multi_turn.tool_config_path',
+    'actor_rollout_ref.rollout.multi_turn.interaction_config_path',
+  ].some((k) => o[k] !== undefined && o[k] !== null);
+  const mode = String(o['actor_rollout_ref.rollout.mode'] ?? (release.index >= verlRelease('0.7.0').index ? 'async' : 'sync'));
+  if (multiTurn && !hasTools && release.source === 'v0.4.1')
+    refuse(
+      'overrides.actor_rollout_ref.rollout.multi_turn.enable',
+      `${on} refuses multi-turn without a tool or interaction config (ray_trainer _validate_config: "tool_config_path or interaction_config_path must be set when enabling multi_turn with tool, due to no role-playing support"): set overrides.actor_rollout_ref.rollout.multi_turn.tool_config_path`,
+    );
+  const agentLoop = o['actor_rollout_ref.rollout.agent.default_agent_loop'];
+  const agentConfig = o['actor_rollout_ref.rollout.agent.agent_loop_config_path'];
+  if (multiTurn && !hasTools && mode === 'async' && (agentLoop === undefined || agentLoop === 'single_turn_agent') && !agentConfig)
+    refuse(
+      'overrides.actor_rollout_ref.rollout.multi_turn.enable',
+      `on ${on} multi_turn.enable with no tool, interaction or agent loop config trains single-turn (the agent loop is single_turn_agent): the policy would never call a tool or service. Set overrides.actor_rollout_ref.rollout.multi_turn.tool_config_path (or interaction_config_path, or actor_rollout_ref.rollout.agent.agent_loop_config_path)`,
+    );
+
+  // The sync vLLM rollout (the fork, 0.4-0.6) raises when a whole sequence does not fit one prefill chunk
+  // (vLLMRollout.__init__ in vllm_rollout_spmd.py); max_num_batched_tokens defaults to 10192 on the fork, 8192 upstream.
+  if ((spec.rollout?.engine ?? 'vllm') === 'vllm' && mode === 'sync' && release.index <= verlRelease('0.6.1').index) {
+    const num = (k: string, d: number) => (o[k] === undefined || o[k] === null ? d : Number(o[k]));
+    const batched = num('actor_rollout_ref.rollout.max_num_batched_tokens', release.fork ? 10192 : 8192);
+    const lengths =
+      num('data.max_prompt_length', VERL_DEFAULTS.promptLength) + num('data.max_response_length', VERL_DEFAULTS.responseLength);
+    const modelLen = num('actor_rollout_ref.rollout.max_model_len', 0) || lengths;
+    const chunked =
+      o['actor_rollout_ref.rollout.enable_chunked_prefill'] === undefined || isTrue(o['actor_rollout_ref.rollout.enable_chunked_prefill']);
+    if (chunked && batched < modelLen)
+      refuse(
+        'overrides.actor_rollout_ref.rollout.max_num_batched_tokens',
+        `${on}'s vLLM rollout refuses a sequence longer than one prefill chunk: max_model_len ${modelLen} (max_prompt_length + max_response_length) is above max_num_batched_tokens ${batched} with chunked prefill on ("Enable chunked prefill, max_num_batched_tokens is smaller than max_model_len"): set overrides.actor_rollout_ref.rollout.max_num_batched_tokens to at least ${modelLen}`,
+      );
+  }
+
+  const gpus = (spec.resources?.nodes ?? 1) * (spec.resources?.gpusPerNode ?? 1);
+  if (gpus === 0 && !standin)
+    refuse(
+      'resources.gpusPerNode',
+      `${on} needs GPUs: with trainer.n_gpus_per_node 0 its config check divides by the GPU count ("integer division or modulo by zero"). Only MedRL Studio's stand-in trains without one`,
+    );
+
+  if (release.fork && (spec.rollout?.engine ?? 'vllm') === 'vllm' && !spec.verl?.forkSimulatorPatched)
+    refuse(
+      'framework',
+      `${on}: ${FORK_ROLLOUT}, at two fixed IP addresses (call_openai_diaggym in verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py), and turns a failed call into the text "None". MEDRL_EXAM_SIMULATOR_URL is never read. Patch call_openai_diaggym to use base_url=os.environ["MEDRL_EXAM_SIMULATOR_URL"] + "/v1" and to raise when the call fails, then set verl.forkSimulatorPatched: true in the spec; or run the spec on verl 0.7 or newer with a tool config`,
+    );
+  return problems;
+}
+
+/** The keys of the spec's launch line on a verl version (a `+key` adds a key, which Hydra allows anywhere). */
+function launchKeys(spec: RunSpec, version: string): string[] {
+  const dirs = { home: '/home/u', workdir: '/home/u' };
+  const cmd = buildVerlCommand({ spec, id: 'check', dir: '/home/u/run', dirs, rewardFile: '/home/u/run/reward/r.py', version });
+  return cmd.argv
+    .filter((a) => a.includes('=') && !a.startsWith('-'))
+    .map((a) => a.slice(0, a.indexOf('=')))
+    .filter((k) => !k.startsWith('+') && !k.startsWith('~'));
 }
 
 /**
@@ -263,13 +391,16 @@ function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
   }
   // PPO's critic: verl's default critic.model.path is ~/models/deepseek-llm-7b-chat (ppo_trainer.yaml); start from the actor's.
   if (spec.algorithm === 'ppo') set(K.criticModel, model);
+  // 0.8 moved the reward under reward.* and migrated the old keys in main_ppo; 0.9 and main accept the old keys but
+  // never read them (verl_code_check.py's as_main_ppo_sees_it): the new keys from 0.8 on, the old ones before.
+  const reward = inp.version !== undefined && versionAtLeast(inp.version.replace(/\.dev\d*$/, ''), REWARD_SECTION_SINCE) ? 'reward.' : '';
   if (spec.reward && 'path' in spec.reward) {
     if (!inp.rewardFile) throw new Error('internal: the reward file was not uploaded before the command was built');
-    set('custom_reward_function.path', hydraString(inp.rewardFile));
-    set('custom_reward_function.name', spec.reward.function);
+    set(`${reward}custom_reward_function.path`, hydraString(inp.rewardFile));
+    set(`${reward}custom_reward_function.name`, spec.reward.function);
   } else if (spec.reward) {
-    set('reward_model.enable', 'True');
-    set('reward_model.model.path', hydraString(modelPath(spec.reward.model, dirs)));
+    set(reward ? 'reward.reward_model.enable' : 'reward_model.enable', 'True');
+    set(reward ? 'reward.reward_model.model_path' : 'reward_model.model.path', hydraString(modelPath(spec.reward.model, dirs)));
   }
   for (const [k, v] of batchPlan(spec).fill) set(k, v);
   setTrainer(set, inp, res);
@@ -316,8 +447,7 @@ export const verlTrainer: Trainer = {
   problems: verlProblems,
   // verl's trainer reads both (trainer.resume_mode=resume_path, trainer.resume_from_path=<global_step_N>).
   resumeOverrides: (checkpointPath) => ({ 'trainer.resume_mode': 'resume_path', 'trainer.resume_from_path': checkpointPath }),
-  // Flags that differ between verl versions are picked by version (the file logger); the rest hold from 0.4 to main.
-  versionProblems: () => [],
+  versionProblems: verlVersionProblems,
   installCheck: () => ({ test: "python3 -c 'import verl'", what: 'verl (python3 -c "import verl")' }),
   // PPO/GRPO drive a Ray cluster (verl's examples/slurm/ray_on_slurm.slurm); SFT is torchrun --nnodes.
   multiNode: (spec) => (spec.algorithm === 'sft' ? 'torchrun' : 'ray'),

@@ -387,6 +387,24 @@ class Run:
             self.print(f"Final validation metrics: {last_val}")
 
 
+def verl_code_verdict(argv):
+    """With MEDRL_STANDIN_VERL_CODE ({"python", "verl_root", "pylibs"}: a venv with verl's imports and a verl source
+    tree), verl's own composition and validation run on the launch line first (standins/verl_code_check.py), so the
+    stand-in refuses what that verl refuses, with its words. Without it (the demo), validate_config's copy of the rules."""
+    spec = os.environ.get("MEDRL_STANDIN_VERL_CODE")
+    if not spec:
+        return None
+    import subprocess
+
+    where = json.loads(spec)
+    check = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "verl_code_check.py")
+    req = {"verl_root": where["verl_root"], "pylibs": where["pylibs"], "cases": [{"name": "launch", "overrides": argv}]}
+    r = subprocess.run([where["python"], check], input=json.dumps(req), capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"verl_code_check.py failed: {r.stderr[-2000:]}")
+    return json.loads(r.stdout)["cases"][0]
+
+
 def main(argv):
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__ + sc.__doc__.split("\n", 1)[1])
@@ -395,6 +413,11 @@ def main(argv):
     cfg = parse_overrides(argv)
     knobs = sc.Knobs()
     try:
+        verdict = verl_code_verdict(argv)
+        if verdict and verdict["refused"]:
+            raise RuntimeError(f"verl's own code refused the launch line ({verdict['stage']}): {verdict['message']}")
+        for note in (verdict or {}).get("notes", []):
+            print(f"WARNING (verl's own code): {note}", flush=True)
         validate_config(cfg)
         run = Run(cfg)
         run.fit()

@@ -232,9 +232,9 @@ describe('what real TRL would refuse, found from the spec', () => {
     );
   });
   it('a TRL older than the one its flags were checked on is a warning before submit; 1.10 builds are not', () => {
-    assert.deepEqual(trlTrainer.versionProblems('1.10.0.dev0', 'spec.yaml'), []);
-    assert.deepEqual(trlTrainer.versionProblems('1.11.2', 'spec.yaml'), []);
-    const old = trlTrainer.versionProblems('0.19.1', 'spec.yaml');
+    assert.deepEqual(trlTrainer.versionProblems('1.10.0.dev0', make({ algorithm: 'sft', data: { train: 'd.jsonl' } }), 'spec.yaml'), []);
+    assert.deepEqual(trlTrainer.versionProblems('1.11.2', make({ algorithm: 'sft', data: { train: 'd.jsonl' } }), 'spec.yaml'), []);
+    const old = trlTrainer.versionProblems('0.19.1', make({ algorithm: 'sft', data: { train: 'd.jsonl' } }), 'spec.yaml');
     assert.deepEqual(
       old.map((p) => [p.field, p.severity]),
       [['framework', 'warning']],

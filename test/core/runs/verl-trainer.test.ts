@@ -8,6 +8,7 @@ import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
 import type { RunSpec } from '../../../src/core/runs/run-spec';
 import { verlTrainer } from '../../../src/core/runs/verl-trainer';
 import { versionAtLeast } from '../../../src/core/runs/trainer';
+import { verlRelease } from '../../../src/core/runs/verl-versions';
 
 const ROOT = join(__dirname, '../../..');
 const STANDINS = join(ROOT, 'standins');
@@ -158,7 +159,7 @@ describe('verl launch: the batch keys verl requires', () => {
   });
 
   it('PPO: the critic starts from the actor model and gets its micro batch; the stand-in refuses a critic without them', () => {
-    const spec = grpo({ 'data.train_batch_size': 32 }, { algorithm: 'ppo' });
+    const spec = grpo({ 'data.train_batch_size': 32, 'trainer.save_freq': 5 }, { algorithm: 'ppo' });
     const argv = command(spec).argv;
     assert.equal(arg(argv, 'algorithm.adv_estimator'), 'gae');
     assert.equal(arg(argv, 'critic.model.path'), 'Qwen/Qwen3-4B');
@@ -180,5 +181,77 @@ describe('verl launch: the batch keys verl requires', () => {
       standinRefusal(argv),
       /\[actor\] Please set at least one of 'actor.ppo_micro_batch_size' or 'actor.ppo_micro_batch_size_per_gpu'/,
     );
+  });
+});
+
+describe('verl rules by the host verl version (test/integration/runs/verl-code.test.ts holds them to verl itself)', () => {
+  const errors = (spec: RunSpec, version: string) =>
+    verlTrainer
+      .versionProblems(version, spec, 'spec.yaml')
+      .filter((p) => p.severity === 'error')
+      .map((p) => `${p.field}: ${p.message}`);
+  const base = (o: Record<string, string | number | boolean> = {}, extra: Partial<RunSpec> = {}) =>
+    grpo({ 'data.train_batch_size': 64, 'trainer.save_freq': 10, ...o }, extra);
+
+  it('a host verl picks the newest known release at or below it; anything older than 0.4 is the DiagAgent fork', () => {
+    assert.equal(verlRelease('0.6.3').source, 'v0.6.1');
+    assert.equal(verlRelease('0.7.0.dev').source, 'v0.7.0');
+    assert.equal(verlRelease('0.11.2').source, 'main');
+    assert.equal(verlRelease('0.10.0.dev0').source, 'main');
+    assert.equal(verlRelease('0.2.0.dev').fork, true);
+    assert.equal(verlRelease('0.3.1').fork, true);
+  });
+
+  it('nothing trains without saving: save_freq unset or <= 0 is refused unless the spec says verl.noCheckpoints', () => {
+    const saves = (o: Record<string, string | number | boolean>, extra: Partial<RunSpec> = {}) =>
+      verlTrainer
+        .problems({ ...grpo({ 'data.train_batch_size': 32, ...o }), ...extra }, 'spec.yaml')
+        .filter((p) => p.field === 'overrides.trainer.save_freq');
+    assert.match(saves({})[0]!.message, /unset \(verl's default -1\).*never write one/);
+    assert.equal(saves({ 'trainer.save_freq': 0 })[0]!.severity, 'error');
+    assert.deepEqual(saves({ 'trainer.save_freq': 5 }), []);
+    assert.deepEqual(saves({}, { verl: { noCheckpoints: true } }), []);
+  });
+
+  it('a key the host verl lacks is refused with the release that has it; the fork is told how its rollout works', () => {
+    const mt = base({
+      'actor_rollout_ref.rollout.multi_turn.enable': true,
+      'actor_rollout_ref.rollout.multi_turn.tool_config_path': '/t.yaml',
+    });
+    const fork = errors(mt, '0.2.0.dev');
+    assert.ok(
+      fork.some((e) =>
+        /^overrides\.actor_rollout_ref\.rollout\.multi_turn\.enable: .*Could not override 'actor_rollout_ref\.rollout\.multi_turn\.enable'.*exists from verl 0\.4\.1.*always vLLMRolloutWithMultiTurn/.test(
+          e,
+        ),
+      ),
+      fork.join('\n'),
+    );
+    assert.ok(fork.some((e) => /^framework: .*two fixed IP addresses.*forkSimulatorPatched/.test(e)));
+    assert.deepEqual(errors(mt, '0.4.1'), []);
+    const lora = errors(base({}, { lora: { rank: 8 } }), '0.2.0.dev');
+    assert.ok(
+      lora.some((e) => /^lora: .*lora_rank/.test(e)),
+      lora.join('\n'),
+    );
+  });
+
+  it('multi-turn without its config: verl 0.4 asserts, 0.7+ trains single-turn; both refused', () => {
+    const mt = base({ 'actor_rollout_ref.rollout.multi_turn.enable': true });
+    assert.match(errors(mt, '0.4.1').join(), /tool_config_path or interaction_config_path must be set/);
+    assert.match(errors(mt, '0.9.0').join(), /trains single-turn/);
+    assert.deepEqual(errors(mt, '0.6.1'), []);
+  });
+
+  it("the sync vLLM rollout's chunked-prefill limit (fork 10192, 0.4-0.6 8192), zero GPUs except on the stand-in", () => {
+    const long = base({ 'data.max_prompt_length': 4096, 'data.max_response_length': 8192 });
+    assert.match(errors(long, '0.6.1').join(), /max_num_batched_tokens to at least 12288/);
+    assert.deepEqual(errors(long, '0.7.0'), []);
+    const mid = base({ 'data.max_prompt_length': 4096, 'data.max_response_length': 6000 });
+    assert.match(errors(mid, '0.6.1').join(), /at least 10096/);
+    assert.ok(!errors(mid, '0.2.0.dev').some((e) => e.includes('prefill')), 'the fork allows 10192');
+    const noGpu = base({}, { resources: { nodes: 1, gpusPerNode: 0 } });
+    assert.match(errors(noGpu, '0.7.0').join(), /^resources\.gpusPerNode: .*needs GPUs/);
+    assert.deepEqual(errors(noGpu, '0.7.0+medrl.standin'), []);
   });
 });

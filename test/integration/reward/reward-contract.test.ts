@@ -91,9 +91,9 @@ describe('reward contract check before submit (real python3, local host)', () =>
       verlRow('Normal tracing'),
       verlRow('no', { method: 'rule' }),
     ]);
-    // Without a judge: the free-text rows cannot be judged, which is a warning, never an error.
+    // Without a judge: the free-text rows' reward raises, which kills verl's step: refused before submit, at that row.
     const noJudge = await check(spec('configs/rewards/ecg_qa_hybrid.py'), ecg);
-    assert.deepEqual(errors(noJudge), []);
+    assert.equal(errors(noJudge).length, 1);
     assert.equal(noJudge.length, 1);
     assert.match(noJudge[0]!.message, /calls the judge, but the run has no judge \(MEDRL_JUDGE_URL\)/);
     assert.equal(noJudge[0]!.field, 'row 3');

@@ -1,0 +1,1 @@
+"""Import-only stand-in for pylatexenc (see ../README.md)."""

@@ -1,0 +1,1 @@
+from . import TensorDict as TensorDictBase  # noqa: F401

@@ -1,0 +1,1 @@
+from . import NonTensorData, NonTensorStack  # noqa: F401
