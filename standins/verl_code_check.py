@@ -24,8 +24,8 @@ What runs, per case, in the order verl runs it (`ran` lists what ran, so a table
   reward     verl's get_custom_reward_fn loads custom_reward_function.path/name and it is called on reward_rows
   dataset    verl's RLHFDataset reads the parquet files with the tokenizer (made offline) and gives its first row
 Notes (verl starts, but does less than asked): trainer.save_freq <= 0 (ray_trainer's fit loop saves only when
-save_freq > 0: no checkpoint is ever written), multi-turn on 0.7+ with no tool, interaction or agent loop config
-(the agent loop is single_turn_agent: the policy never calls anything), the DiagAgent fork's rollout calling its
+save_freq > 0: no checkpoint is ever written), multi-turn that trains single-turn (0.7+ with no tool, interaction or
+agent loop config runs single_turn_agent; 0.4-0.6's sync vLLM rollout never reads multi_turn), the DiagAgent fork's rollout calling its
 exam simulator at addresses fixed in its source, and a custom reward under the old top-level key that 0.9+ never reads.
 
 Stubbed, because they do not install here and only their names are imported at import time: codetiming (Timer),
@@ -188,6 +188,16 @@ def notes_for(verl_root, config):
     if int(config.trainer.get("save_freq", -1)) <= 0:
         notes.append(f"saves no checkpoint: trainer.save_freq is {config.trainer.get('save_freq')} (ray_trainer saves only when save_freq > 0)")
     multi_turn = config.actor_rollout_ref.rollout.get("multi_turn")
+    sync_vllm = os.path.join(verl_root, "verl", "workers", "rollout", "vllm_rollout", "vllm_rollout_spmd.py")
+    if (
+        multi_turn is not None
+        and multi_turn.get("enable", False)
+        and rollout_mode(config) == "sync"
+        and config.actor_rollout_ref.rollout.name == "vllm"
+        and os.path.exists(sync_vllm)
+        and "multi_turn" not in open(sync_vllm).read()
+    ):
+        notes.append("trains single-turn: the sync vLLM rollout (vllm_rollout_spmd.py) never reads multi_turn; only SGLang's does")
     if multi_turn is not None and multi_turn.get("enable", False) and rollout_mode(config) == "async":
         agent = config.actor_rollout_ref.rollout.get("agent", {}) or {}
         loop = agent.get("default_agent_loop", "single_turn_agent")

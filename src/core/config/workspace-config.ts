@@ -32,6 +32,12 @@ const hostSchema = z
       .optional()
       .describe('Environment variables for every job on this host (no secrets: those go to SecretStorage).'),
     scheduler: schedulerSchema.optional(),
+    sharedFilesystem: z
+      .union([z.boolean(), z.array(z.string().min(1))])
+      .optional()
+      .describe(
+        "Ray: true when every node of the host's Ray cluster mounts the same files (the runs folder, data, models), or the absolute path prefixes that every node mounts (e.g. [/shared, /home]). Those paths are then not checked on each node before a submit.",
+      ),
   })
   .describe('A machine that runs jobs.');
 
@@ -183,6 +189,8 @@ export interface ResolvedHost {
   setup: string[];
   env: Record<string, string>;
   scheduler: z.output<typeof schedulerSchema>;
+  /** medrl.yaml's sharedFilesystem: paths every Ray node sees (true: all), not checked node by node. */
+  sharedFilesystem?: boolean | string[];
 }
 
 const DEFAULT_RUNS_DIR = '~/.medrl/runs';
@@ -203,6 +211,7 @@ export function workspaceHosts(cfg?: WorkspaceConfig): ResolvedHost[] {
       setup: h.setup ?? [],
       env: h.env ?? {},
       scheduler: h.scheduler ?? 'ssh',
+      ...(h.sharedFilesystem !== undefined ? { sharedFilesystem: h.sharedFilesystem } : {}),
     }));
 }
 

@@ -18,6 +18,10 @@ interface HostCheckInputs {
   workdir: string;
   setup: string[];
   files: NeededFile[];
+  /** Ray: the folder the run folder (and its uploaded reward file) is made in, checked on every node with the files. */
+  runsDir?: string;
+  /** Ray: medrl.yaml's sharedFilesystem for the host: true, or the path prefixes every node mounts (not checked). */
+  shared?: boolean | string[];
 }
 
 /** What the checks found: the problems, and the trainer's version on the host when it is installed. */
@@ -63,6 +67,62 @@ except Exception:
 print(dist, stage, ds)
 `;
 
+/**
+ * Runs one task on every alive node of the Ray cluster (pinned with NodeAffinitySchedulingStrategy, soft=False, and no
+ * CPU so a busy node still runs it) that says which of the paths (argv[1], JSON) it cannot see. Only paths this host
+ * sees are asked about (the others are the file checks' to report). Prints one JSON line: {"nodes": [{"node" (its
+ * hostname), "ip", "missing"}]}, or {"error"} when Ray cannot be imported or reached. RAY_ADDRESS may be the dashboard's http:// address
+ * (what `ray job submit` takes): ray.init then finds the cluster this host runs ("auto").
+ */
+const RAY_NODES_PROBE = String.raw`
+import json, os, sys
+paths = [p for p in json.loads(sys.argv[1]) if os.path.exists(p)]
+try:
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+except Exception as e:
+    print(json.dumps({"error": "ray is not importable in python3 after the setup lines (%s)" % type(e).__name__}))
+    sys.exit()
+address = os.environ.get("RAY_ADDRESS", "")
+# A GCS address (host:port) is the cluster; the dashboard's http:// one (what ray job submit takes) is not: the
+# cluster this host runs is found then ("auto"). ray.init(address="auto") would ignore RAY_ADDRESS and read the last
+# cluster started on this machine instead.
+if address.startswith(("http://", "https://")) or not address:
+    address = "auto"
+try:
+    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+except Exception as e:
+    print(json.dumps({"error": "cannot connect to the Ray cluster at %s (%s: %s)" % (address, type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")}))
+    sys.exit()
+@ray.remote(num_cpus=0)
+def look(paths):
+    import socket
+    return {"host": socket.gethostname(), "missing": [p for p in paths if not os.path.exists(p)]}
+nodes = [n for n in ray.nodes() if n.get("Alive")]
+refs = [look.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(paths) for n in nodes]
+ready, _ = ray.wait(refs, num_returns=len(refs), timeout=60)
+out = []
+for n, r in zip(nodes, refs):
+    e = {"node": n.get("NodeManagerHostname") or n["NodeID"], "ip": n.get("NodeManagerAddress"), "missing": None}
+    try:
+        if r in ready:
+            e.update(ray.get(r))
+            e["node"] = e.pop("host")
+    except Exception:
+        pass
+    out.append(e)
+print(json.dumps({"nodes": out}))
+`;
+
+/** The run's files that every Ray node must see (what medrl.yaml does not declare shared), with the runs folder. */
+function rayNodePaths(inp: HostCheckInputs): NeededFile[] {
+  if (inp.scheduler !== 'ray' || inp.shared === true) return [];
+  const prefixes = Array.isArray(inp.shared) ? inp.shared.map((p) => p.replace(/\/+$/, '')) : [];
+  const shared = (path: string) => prefixes.some((p) => path === p || path.startsWith(`${p}/`));
+  const all = [...inp.files, ...(inp.runsDir ? [{ field: 'runsDir', path: inp.runsDir }] : [])];
+  return all.filter((f) => !shared(f.path));
+}
+
 /** The checks as one bash script (one round trip): the workdir, each file, GPUs, the framework and scheduler commands. */
 function hostCheckScript(inp: HostCheckInputs): string {
   const { spec } = inp;
@@ -82,6 +142,11 @@ function hostCheckScript(inp: HostCheckInputs): string {
   );
   const accelerate = inp.files.find((f) => f.field === 'entry.accelerateConfig');
   if (accelerate) lines.push(`echo "${MARK} Z $(python3 -c ${shellQuote(DEEPSPEED_PROBE)} ${shellQuote(accelerate.path)} 2>/dev/null)"`);
+  const onNodes = rayNodePaths(inp);
+  if (onNodes.length)
+    lines.push(
+      `echo "${MARK} R $(timeout -k 5 60 python3 -c ${shellQuote(RAY_NODES_PROBE)} ${shellQuote(JSON.stringify(onNodes.map((f) => f.path)))} 2>/dev/null | tail -n1)"`,
+    );
   if (inp.scheduler === 'slurm') lines.push(`command -v sbatch >/dev/null 2>&1 || echo '${MARK} S sbatch'`);
   if (inp.scheduler === 'ray') lines.push(`command -v ray >/dev/null 2>&1 || echo '${MARK} S ray'`);
   return lines.join('\n');
@@ -135,6 +200,7 @@ export async function checkHost(host: Host, inp: HostCheckInputs): Promise<HostC
         message: `${inp.spec.framework} is not available on ${host.name} after the setup lines: ${arg} failed`,
       });
     else if (tag === 'V') version = arg.trim() || undefined;
+    else if (tag === 'R') problems.push(...rayNodeProblems(host.name, at, rayNodePaths(inp), arg));
     else if (tag === 'Z') {
       const [dist = '-', stage = '-', deepspeed = '-'] = arg.trim().split(/\s+/);
       const file = inp.files.find((f) => f.field === 'entry.accelerateConfig')!.path;
@@ -155,4 +221,48 @@ export async function checkHost(host: Host, inp: HostCheckInputs): Promise<HostC
       });
   }
   return { problems, version, ...(deepspeedVersion ? { deepspeed: deepspeedVersion } : {}) };
+}
+
+/** What the Ray probe's JSON line says: each path a node cannot see, at its spec field (the runs folder at `runsDir`). */
+function rayNodeProblems(hostName: string, at: { host: string; file: string }, files: NeededFile[], line: string): Problem[] {
+  let r: { error?: string; nodes?: { node: string; ip?: string; missing: string[] | null }[] };
+  try {
+    r = JSON.parse(line.trim() || '{}') as typeof r;
+  } catch {
+    r = {};
+  }
+  const how = `declare the paths every node mounts in medrl.yaml (hosts.${hostName}.sharedFilesystem) to skip this check`;
+  if (!r.nodes)
+    return [
+      {
+        ...at,
+        field: 'scheduler',
+        severity: 'warning',
+        message: `could not check that every node of ${hostName}'s Ray cluster sees the run's files: ${r.error ?? 'the check printed nothing (timed out after 60 s?)'}; ${how}`,
+      },
+    ];
+  const problems: Problem[] = [];
+  for (const n of r.nodes) {
+    const where = `Ray node ${n.node}${n.ip && n.ip !== n.node ? ` (${n.ip})` : ''}`;
+    if (n.missing === null) {
+      problems.push({
+        ...at,
+        field: 'scheduler',
+        severity: 'warning',
+        message: `${where} did not answer within 60 s: its files were not checked`,
+      });
+      continue;
+    }
+    for (const path of n.missing) {
+      const field = files.find((f) => f.path === path)?.field ?? 'scheduler';
+      const what = field === 'runsDir' ? `the runs folder ${path} (the run folder and its uploaded reward file go there)` : path;
+      problems.push({
+        ...at,
+        field: field === 'runsDir' ? 'host' : field,
+        severity: 'error',
+        message: `${what} is on ${hostName} but ${where} cannot see it: Ray runs the job's workers on every node, so put it on a filesystem every node mounts, or ${how} if it is shared`,
+      });
+    }
+  }
+  return problems;
 }

@@ -165,6 +165,8 @@ export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: P
     workdir: first.workdir,
     setup: first.setup,
     files: first.neededFiles,
+    runsDir: posix.dirname(first.dir),
+    ...(req.hostConfig.sharedFilesystem !== undefined ? { shared: req.hostConfig.sharedFilesystem } : {}),
   });
   // Built again for the version found, from the same id and the reward files already read.
   const run = checked.version ? await prepareRun(req, { id: first.id, version: checked.version, reward: first.reward }) : first;

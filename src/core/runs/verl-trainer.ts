@@ -297,6 +297,19 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
       'overrides.actor_rollout_ref.rollout.multi_turn.enable',
       `${on} refuses multi-turn without a tool or interaction config (ray_trainer _validate_config: "tool_config_path or interaction_config_path must be set when enabling multi_turn with tool, due to no role-playing support"): set overrides.actor_rollout_ref.rollout.multi_turn.tool_config_path`,
     );
+  // 0.4-0.6's sync vLLM rollout never reads multi_turn (only the SGLang rollout does): one turn, whatever the config.
+  if (
+    multiTurn &&
+    !release.fork &&
+    mode === 'sync' &&
+    (spec.rollout?.engine ?? 'vllm') === 'vllm' &&
+    !(release.source === 'v0.4.1' && !hasTools) &&
+    release.index <= verlRelease('0.6.1').index
+  )
+    refuse(
+      'overrides.actor_rollout_ref.rollout.multi_turn.enable',
+      `on ${on} the sync vLLM rollout never reads multi_turn (vllm_rollout_spmd.py; only the SGLang rollout does): the run would train single-turn. Use rollout.engine: sglang, or set overrides.actor_rollout_ref.rollout.mode: async with a tool config`,
+    );
   const agentLoop = o['actor_rollout_ref.rollout.agent.default_agent_loop'];
   const agentConfig = o['actor_rollout_ref.rollout.agent.agent_loop_config_path'];
   if (multiTurn && !hasTools && mode === 'async' && (agentLoop === undefined || agentLoop === 'single_turn_agent') && !agentConfig)

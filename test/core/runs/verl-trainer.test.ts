@@ -228,7 +228,8 @@ describe('verl rules by the host verl version (test/integration/runs/verl-code.t
       fork.join('\n'),
     );
     assert.ok(fork.some((e) => /^framework: .*two fixed IP addresses.*forkSimulatorPatched/.test(e)));
-    assert.deepEqual(errors(mt, '0.4.1'), []);
+    assert.match(errors(mt, '0.4.1').join(), /sync vLLM rollout never reads multi_turn/);
+    assert.deepEqual(errors({ ...mt, rollout: { engine: 'sglang', n: 8 } }, '0.4.1'), []);
     const lora = errors(base({}, { lora: { rank: 8 } }), '0.2.0.dev');
     assert.ok(
       lora.some((e) => /^lora: .*lora_rank/.test(e)),
@@ -236,11 +237,16 @@ describe('verl rules by the host verl version (test/integration/runs/verl-code.t
     );
   });
 
-  it('multi-turn without its config: verl 0.4 asserts, 0.7+ trains single-turn; both refused', () => {
+  it('multi-turn without its loop: verl 0.4 asserts, the sync vLLM rollout of 0.4-0.6 ignores it, 0.7+ trains single-turn', () => {
     const mt = base({ 'actor_rollout_ref.rollout.multi_turn.enable': true });
     assert.match(errors(mt, '0.4.1').join(), /tool_config_path or interaction_config_path must be set/);
+    assert.match(errors(mt, '0.6.1').join(), /sync vLLM rollout never reads multi_turn/);
     assert.match(errors(mt, '0.9.0').join(), /trains single-turn/);
-    assert.deepEqual(errors(mt, '0.6.1'), []);
+    const tools = base({
+      'actor_rollout_ref.rollout.multi_turn.enable': true,
+      'actor_rollout_ref.rollout.multi_turn.tool_config_path': '/t.yaml',
+    });
+    assert.deepEqual(errors(tools, '0.9.0'), []);
   });
 
   it("the sync vLLM rollout's chunked-prefill limit (fork 10192, 0.4-0.6 8192), zero GPUs except on the stand-in", () => {

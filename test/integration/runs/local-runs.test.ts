@@ -18,8 +18,25 @@ function alive(pid: number): boolean {
   return spawnSync('kill', ['-0', String(pid)]).status === 0;
 }
 
+/**
+ * Shipped specs refused before submit by design, with what the user sees. The DiagAgent spec asks for a multi-turn loop
+ * it has no tool config for yet (the stand-in says verl 0.7.0, which would train it single-turn): refused until its
+ * exam-simulator loop exists (the "seeds' own loops" issue).
+ */
+const REFUSED: Record<string, RegExp> = {
+  'diagnostic-agent-verl-grpo.yaml': /multi_turn\.enable\): error: .*trains single-turn/,
+};
+
 describe('runs on the local host with the stand-in trainers (detached processes)', () => {
-  for (const file of examples) {
+  for (const file of examples.filter((f) => REFUSED[f])) {
+    it(`${file}: refused before submit, saying why`, async () => {
+      const ws = makeWorkspace();
+      const { spec, text } = adaptExample(file, ws, { scheduler: 'ssh' });
+      await assert.rejects(submitRun(request(ws, host, spec, text)), (e: Error) => REFUSED[file]!.test(e.message));
+      assert.ok(!existsSync(ws.runsDir) || readdirSync(ws.runsDir).length === 0, 'no run folder');
+    });
+  }
+  for (const file of examples.filter((f) => !REFUSED[f])) {
     it(`${file}: submitted, runs, succeeds, and leaves the trainer's outputs in its run folder`, async () => {
       const ws = makeWorkspace();
       const { spec, text } = adaptExample(file, ws, { scheduler: 'ssh' });

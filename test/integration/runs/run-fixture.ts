@@ -100,6 +100,9 @@ export function adaptExample(file: string, ws: Workspace, changes: Record<string
   doc.delete('workdir');
   doc.setIn(['resources', 'gpusPerNode'], 0);
   doc.setIn(['resources', 'nodes'], 1);
+  // The test's one Slurm node has 2 CPUs and no RealMemory: what the seeds ask of a GPU node cannot be allocated there.
+  if (doc.hasIn(['resources', 'cpusPerTask'])) doc.setIn(['resources', 'cpusPerTask'], 1);
+  doc.deleteIn(['resources', 'memory']);
   doc.setIn(['data', 'train'], framework === 'trl' ? `data/trl/${String(doc.get('algorithm'))}.jsonl` : 'data/train.parquet');
   // TRL logs every 10 steps by default; the stand-in runs 4.
   if (framework === 'trl' && !doc.hasIn(['overrides', 'logging_steps'])) doc.setIn(['overrides', 'logging_steps'], 1);
