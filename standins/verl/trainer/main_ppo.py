@@ -397,12 +397,15 @@ def verl_code_verdict(argv):
     import subprocess
 
     where = json.loads(spec)
+    # The one trainer that runs with no GPU: the line is checked as on one GPU (verl itself refuses 0: it divides by it).
+    argv = ["trainer.n_gpus_per_node=1" if a == "trainer.n_gpus_per_node=0" else a for a in argv]
     check = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "verl_code_check.py")
     req = {"verl_root": where["verl_root"], "pylibs": where["pylibs"], "cases": [{"name": "launch", "overrides": argv}]}
     r = subprocess.run([where["python"], check], input=json.dumps(req), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"verl_code_check.py failed: {r.stderr[-2000:]}")
-    return json.loads(r.stdout)["cases"][0]
+    answer = json.loads(r.stdout)
+    return {**answer["cases"][0], "version": answer["version"]}
 
 
 def main(argv):
@@ -416,6 +419,8 @@ def main(argv):
         verdict = verl_code_verdict(argv)
         if verdict and verdict["refused"]:
             raise RuntimeError(f"verl's own code refused the launch line ({verdict['stage']}): {verdict['message']}")
+        if verdict:
+            print(f"verl {verdict['version']}'s own code accepted the launch line ({', '.join(verdict['ran'])})", flush=True)
         for note in (verdict or {}).get("notes", []):
             print(f"WARNING (verl's own code): {note}", flush=True)
         validate_config(cfg)

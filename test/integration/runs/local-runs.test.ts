@@ -9,7 +9,7 @@ import { listRuns } from '../../../src/core/runs/list-runs';
 import { cancelRun } from '../../../src/core/runs/cancel-run';
 import { followLog } from '../../../src/core/runs/follow-log';
 import { LocatedError } from '../../../src/core/errors/located-error';
-import { ROOT, adaptExample, makeWorkspace, request, submitRun, waitForState } from './run-fixture';
+import { ROOT, STANDIN_SETUP, adaptExample, makeWorkspace, request, submitRun, waitForState } from './run-fixture';
 
 const host = new LocalHost();
 const examples = readdirSync(join(ROOT, 'configs')).filter((f) => f.endsWith('.yaml'));
@@ -53,6 +53,11 @@ describe('runs on the local host with the stand-in trainers (detached processes)
       const log = readFileSync(join(record.dir, 'output.log'), 'utf8');
       assert.match(log.split('\n')[0]!, /stand-in/, 'the first log line says it is a stand-in');
       if (spec.framework === 'verl') {
+        if (STANDIN_SETUP.some((l) => l.includes('MEDRL_STANDIN_VERL_CODE')))
+          assert.match(
+            log,
+            /^verl 0\.7\.0\.dev's own code accepted the launch line \(hydra compose, verl\.utils\.config\.validate_config\)$/m,
+          );
         assert.equal(done.progress.step, 4, 'last step read from the log tail');
         assert.match(log, /^\(TaskRunner pid=\d+, ip=[\d.]+\) step:4 - /m);
         const metrics = readFileSync(join(record.dir, 'metrics.jsonl'), 'utf8')

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -15,10 +15,26 @@ import { startSshd, type SshdFixture } from '../fixtures/sshd';
 export const ROOT = join(__dirname, '../../..');
 export const STANDINS = join(ROOT, 'standins');
 
-/** The host setup that puts the stand-in trainers first (as the demo's local host does). */
+/** verl's own code on this machine (scripts/setup-verl-check.sh): its sources, Hydra with its grammar, a venv with its imports. */
+export const VERL_SOURCES = process.env.MEDRL_VERL_SOURCES ?? join(ROOT, '..', 'shared', 'verl');
+export const VERL_PYTHON = join(ROOT, '.tools', 'verl-venv', 'bin', 'python');
+export const VERL_PYLIBS = join(ROOT, '.tools', 'verl-pylibs');
+
+/**
+ * The host setup that puts the stand-in trainers first (as the demo's local host does). Where verl's own code is set up,
+ * the verl stand-in runs it on every launch line before it trains (verl 0.7.0, the stand-in's version): a stand-in run
+ * refuses what that verl refuses (test/integration/runs/verl-code.test.ts says what runs).
+ */
 export const STANDIN_SETUP = [
   `export PATH=${shellQuote(join(STANDINS, 'bin'))}:"$PATH"`,
   `export PYTHONPATH=${shellQuote(STANDINS)}\${PYTHONPATH:+:$PYTHONPATH}`,
+  ...(existsSync(VERL_PYTHON)
+    ? [
+        `export MEDRL_STANDIN_VERL_CODE=${shellQuote(
+          JSON.stringify({ python: VERL_PYTHON, verl_root: join(VERL_SOURCES, 'versions', 'v0.7.0'), pylibs: VERL_PYLIBS }),
+        )}`,
+      ]
+    : []),
 ];
 
 /** PubMedQA-shaped verl rows (a few real questions' shape), as JSONL beside a parquet file the stand-in cannot read. */

@@ -2,16 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from './run-fixture';
+import { ROOT, VERL_PYLIBS, VERL_PYTHON, VERL_SOURCES } from './run-fixture';
 
 /**
  * verl's own code on this machine (scripts/setup-verl-check.sh prepares it): the verl sources of shared/verl/versions,
  * Hydra with its grammar generated, and a venv with verl's imports. Missing pieces fail the tests that need them, with
  * the command that prepares them: a verl check that silently did not run would prove nothing.
  */
-export const VERL_SOURCES = process.env.MEDRL_VERL_SOURCES ?? join(ROOT, '..', 'shared', 'verl');
-export const VERL_PYTHON = join(ROOT, '.tools', 'verl-venv', 'bin', 'python');
-export const VERL_PYLIBS = join(ROOT, '.tools', 'verl-pylibs');
+export { VERL_PYLIBS, VERL_PYTHON, VERL_SOURCES };
 export const VERL_CHECK = join(ROOT, 'standins', 'verl_code_check.py');
 
 export function verlCodeMissing(): string | undefined {
