@@ -34,7 +34,7 @@ AutoModelForVision2Seq, which transformers 5 renamed (verl 0.6 imports the old n
 """
 
 import ast
-import inspect
+import functools
 import json
 import os
 import sys
@@ -80,15 +80,29 @@ def uses_critic(config):
     return need_critic(config)
 
 
+SYNC_VLLM = ("verl", "workers", "rollout", "vllm_rollout", "vllm_rollout_spmd.py")
+
+
+@functools.lru_cache(maxsize=None)
+def source(verl_root, parts):
+    """A file of the release's own source ("" when it has none), read once for all the cases."""
+    path = os.path.join(verl_root, *parts)
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        return f.read()
+
+
 def vllm_lora_rank_shim(verl_root):
     """0.8+ validate_config imports get_vllm_max_lora_rank from vllm_rollout/utils.py, a module that imports vLLM (which
     cannot install here). The function itself falls back to its own rank list without vLLM: it is taken from the
     version's source with `ast` and served as that module, and its package as an empty one."""
     name = "verl.workers.rollout.vllm_rollout.utils"
     path = os.path.join(verl_root, *name.split(".")) + ".py"
-    if not os.path.exists(path):
+    text = source(verl_root, tuple(name.split(".")[:-1]) + ("utils.py",))
+    if not text:
         return
-    tree = ast.parse(open(path).read())
+    tree = ast.parse(text)
     fn = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_vllm_max_lora_rank"]
     if not fn:
         return
@@ -122,16 +136,14 @@ def validate(config):
     return "RayPPOTrainer._validate_config"
 
 
-def rollout_mode(config):
-    return config.actor_rollout_ref.rollout.get("mode", "sync")
-
-
-def chunked_prefill_check(verl_root, config):
-    """vLLMRollout.__init__'s own statements (see the module doc); None when this version's sync rollout has none."""
-    path = os.path.join(verl_root, "verl", "workers", "rollout", "vllm_rollout", "vllm_rollout_spmd.py")
-    if not os.path.exists(path) or config.actor_rollout_ref.rollout.name != "vllm" or rollout_mode(config) != "sync":
+@functools.lru_cache(maxsize=None)
+def chunked_prefill_code(verl_root):
+    """vLLMRollout.__init__'s statements that compute max_num_batched_tokens and max_model_len and raise on the
+    chunked-prefill limit, compiled once; None when this release's sync rollout has no such check."""
+    text = source(verl_root, SYNC_VLLM)
+    if not text:
         return None
-    tree = ast.parse(open(path).read())
+    tree = ast.parse(text)
     init = next(
         f
         for c in tree.body
@@ -148,26 +160,36 @@ def chunked_prefill_check(verl_root, config):
     if not any(isinstance(n, ast.If) for n in wanted):
         return None
     wanted.sort(key=lambda n: n.lineno)
-    code = compile(ast.Module(body=wanted, type_ignores=[]), path, "exec")
+    code = compile(ast.Module(body=wanted, type_ignores=[]), os.path.join(verl_root, *SYNC_VLLM), "exec")
+    return code, f"vllm_rollout_spmd.py lines {', '.join(str(n.lineno) for n in wanted)}"
+
+
+def rollout_mode(config):
+    return config.actor_rollout_ref.rollout.get("mode", "sync")
+
+
+def chunked_prefill_check(verl_root, config):
+    """vLLMRollout.__init__'s own statements (see the module doc); None when this version's sync rollout has none."""
+    found = chunked_prefill_code(verl_root)
+    if found is None or config.actor_rollout_ref.rollout.name != "vllm" or rollout_mode(config) != "sync":
+        return None
+    code, ran = found
     rollout = config.actor_rollout_ref.rollout
     exec(code, {"int": int}, {"config": rollout, "self": types.SimpleNamespace(config=rollout)})
-    return f"vllm_rollout_spmd.py lines {', '.join(str(n.lineno) for n in wanted)}"
+    return ran
 
 
 def fixed_simulator(verl_root, config):
     """The DiagAgent fork's rollout (always multi-turn under vLLM's SPMD engine) calls its exam simulator at addresses
     written in its source; a patched fork reads MEDRL_EXAM_SIMULATOR_URL instead."""
-    path = os.path.join(verl_root, "verl", "workers", "rollout", "vllm_rollout", "vllm_rollout_spmd.py")
-    if config.actor_rollout_ref.rollout.name != "vllm" or not os.path.exists(path):
-        return False
-    text = open(path).read()
-    return "def call_openai_diaggym" in text and "MEDRL_EXAM_SIMULATOR_URL" not in text
+    text = source(verl_root, SYNC_VLLM)
+    return config.actor_rollout_ref.rollout.name == "vllm" and "def call_openai_diaggym" in text and "MEDRL_EXAM_SIMULATOR_URL" not in text
 
 
 def migrates_legacy_reward(verl_root):
     """0.8's main_ppo moves custom_reward_function.* and reward_model.* under reward.* (migrate_legacy_reward_impl);
     0.9 and main keep the old keys in their config (legacy_reward_impl.yaml) but main_ppo no longer moves them."""
-    return "migrate_legacy_reward_impl(config)" in open(os.path.join(verl_root, "verl", "trainer", "main_ppo.py")).read()
+    return "migrate_legacy_reward_impl(config)" in source(verl_root, ("verl", "trainer", "main_ppo.py"))
 
 
 def as_main_ppo_sees_it(verl_root, config):
@@ -188,14 +210,14 @@ def notes_for(verl_root, config):
     if int(config.trainer.get("save_freq", -1)) <= 0:
         notes.append(f"saves no checkpoint: trainer.save_freq is {config.trainer.get('save_freq')} (ray_trainer saves only when save_freq > 0)")
     multi_turn = config.actor_rollout_ref.rollout.get("multi_turn")
-    sync_vllm = os.path.join(verl_root, "verl", "workers", "rollout", "vllm_rollout", "vllm_rollout_spmd.py")
+    sync_vllm = source(verl_root, SYNC_VLLM)
     if (
         multi_turn is not None
         and multi_turn.get("enable", False)
         and rollout_mode(config) == "sync"
         and config.actor_rollout_ref.rollout.name == "vllm"
-        and os.path.exists(sync_vllm)
-        and "multi_turn" not in open(sync_vllm).read()
+        and sync_vllm
+        and "multi_turn" not in sync_vllm
     ):
         notes.append("trains single-turn: the sync vLLM rollout (vllm_rollout_spmd.py) never reads multi_turn; only SGLang's does")
     if multi_turn is not None and multi_turn.get("enable", False) and rollout_mode(config) == "async":
@@ -245,7 +267,7 @@ def short(e):
     return text.splitlines()[0] if "Key '" in text else text
 
 
-def run_case(verl_root, version, case):
+def run_case(verl_root, case):
     out = {"name": case.get("name"), "refused": False, "stage": None, "message": None, "notes": [], "ran": []}
     stage = "compose"
     try:
@@ -305,7 +327,7 @@ def main():
     vllm_lora_rank_shim(req["verl_root"])
     import verl  # noqa: F401  (the package's own import-time work runs once, as in main_ppo)
 
-    cases = [run_case(req["verl_root"], version, c) for c in req.get("cases", [])]
+    cases = [run_case(req["verl_root"], c) for c in req.get("cases", [])]
     result = {"version": version, "cases": cases}
     if req.get("keys"):
         result["keys"] = config_keys(req["verl_root"])

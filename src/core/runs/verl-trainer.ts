@@ -22,9 +22,6 @@ function files(list: string[]): string {
   return list.length === 1 ? hydraString(list[0]!) : `[${list.map(hydraString).join(',')}]`;
 }
 
-/** The reward's own config section (reward.custom_reward_function, reward.reward_model) from 0.8.0. */
-const REWARD_SECTION_SINCE = [0, 8, 0];
-
 /** verl's `file` logger backend (metrics.jsonl) exists from 0.6.0 (verl/utils/tracking.py FileLogger, added 2025-09-06). */
 const FILE_LOGGER_SINCE = [0, 6, 0];
 
@@ -266,6 +263,7 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
   const problems: Problem[] = [];
   const refuse = (field: string, message: string) => problems.push({ file: specFile, field, severity: 'error', message });
   const on = `verl ${version}${release.version === version ? '' : ` (rules of ${releaseName(release)})`}`;
+  const vllm = (spec.rollout?.engine ?? 'vllm') === 'vllm';
 
   for (const key of launchKeys(spec, version)) {
     const found = keyOnRelease(key, release);
@@ -302,7 +300,7 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
     multiTurn &&
     !release.fork &&
     mode === 'sync' &&
-    (spec.rollout?.engine ?? 'vllm') === 'vllm' &&
+    vllm &&
     !(release.source === 'v0.4.1' && !hasTools) &&
     release.index <= verlRelease('0.6.1').index
   )
@@ -320,7 +318,7 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
 
   // The sync vLLM rollout (the fork, 0.4-0.6) raises when a whole sequence does not fit one prefill chunk
   // (vLLMRollout.__init__ in vllm_rollout_spmd.py); max_num_batched_tokens defaults to 10192 on the fork, 8192 upstream.
-  if ((spec.rollout?.engine ?? 'vllm') === 'vllm' && mode === 'sync' && release.index <= verlRelease('0.6.1').index) {
+  if (vllm && mode === 'sync' && release.index <= verlRelease('0.6.1').index) {
     const num = (k: string, d: number) => (o[k] === undefined || o[k] === null ? d : Number(o[k]));
     const batched = num('actor_rollout_ref.rollout.max_num_batched_tokens', release.fork ? 10192 : 8192);
     const lengths =
@@ -342,7 +340,7 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
       `${on} needs GPUs: with trainer.n_gpus_per_node 0 its config check divides by the GPU count ("integer division or modulo by zero"). Only MedRL Studio's stand-in trains without one`,
     );
 
-  if (release.fork && (spec.rollout?.engine ?? 'vllm') === 'vllm' && !spec.verl?.forkSimulatorPatched)
+  if (release.fork && vllm && !spec.verl?.forkSimulatorPatched)
     refuse(
       'framework',
       `${on}: ${FORK_ROLLOUT}, at two fixed IP addresses (call_openai_diaggym in verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py), and turns a failed call into the text "None". MEDRL_EXAM_SIMULATOR_URL is never read. Patch call_openai_diaggym to use base_url=os.environ["MEDRL_EXAM_SIMULATOR_URL"] + "/v1" and to raise when the call fails, then set verl.forkSimulatorPatched: true in the spec; or run the spec on verl 0.7 or newer with a tool config`,
@@ -406,7 +404,7 @@ function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
   if (spec.algorithm === 'ppo') set(K.criticModel, model);
   // 0.8 moved the reward under reward.* and migrated the old keys in main_ppo; 0.9 and main accept the old keys but
   // never read them (verl_code_check.py's as_main_ppo_sees_it): the new keys from 0.8 on, the old ones before.
-  const reward = inp.version !== undefined && versionAtLeast(inp.version.replace(/\.dev\d*$/, ''), REWARD_SECTION_SINCE) ? 'reward.' : '';
+  const reward = inp.version !== undefined && verlRelease(inp.version).index >= verlRelease('0.8.0').index ? 'reward.' : '';
   if (spec.reward && 'path' in spec.reward) {
     if (!inp.rewardFile) throw new Error('internal: the reward file was not uploaded before the command was built');
     set(`${reward}custom_reward_function.path`, hydraString(inp.rewardFile));

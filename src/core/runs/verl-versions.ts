@@ -1,4 +1,5 @@
 import verlKeys from './verl-config-keys.json';
+import { versionAtLeast } from './trainer';
 
 /**
  * The verl releases MedRL Studio knows, each with the keys Hydra accepts in its ppo_trainer.yaml (composed by verl's own
@@ -22,18 +23,13 @@ function releaseNumbers(v: string): number[] {
   return (/^v?(\d+(?:\.\d+)*)/.exec(v.trim())?.[1] ?? '0').split('.').map(Number);
 }
 
-function atLeast(a: number[], b: number[]): boolean {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
-  return true;
-}
-
 /**
  * The known release whose rules apply to a host's verl version, by release numbers alone: a source install of a tag
  * reports its dev version (the v0.7.0 tag says 0.7.0.dev) and has that tag's config.
  */
 export function verlRelease(version: string): VerlRelease {
-  const v = releaseNumbers(version);
-  const found = [...RELEASES].reverse().find((r) => !r.fork && atLeast(v, releaseNumbers(r.version)));
+  const v = releaseNumbers(version).join('.');
+  const found = [...RELEASES].reverse().find((r) => !r.fork && versionAtLeast(v, releaseNumbers(r.version)));
   return found ?? RELEASES.find((r) => r.fork)!;
 }
 
