@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { planRun } from '../../../src/core/runs/submit-run';
 import { adaptExample, makeWorkspace, request } from './run-fixture';
+import { stopProcessGroups } from '../fixtures/process-groups';
 
 // A real two-node Ray cluster (Ray 2.58) on this machine, in a network namespace of the test's own (every node on
 // 127.0.0.1): the second node also has a mount namespace and hostname of its own, where the workspace's data folder is
@@ -75,21 +76,7 @@ describe("a Ray submit checks that every node of the cluster sees the run's file
     }
   });
   after(async () => {
-    for (const p of procs) {
-      try {
-        process.kill(-p.pid!, 'SIGTERM');
-      } catch {
-        // gone
-      }
-    }
-    await new Promise((r) => setTimeout(r, 3000));
-    for (const p of procs) {
-      try {
-        process.kill(-p.pid!, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
+    await stopProcessGroups(procs);
     netns?.kill('SIGKILL');
   });
 

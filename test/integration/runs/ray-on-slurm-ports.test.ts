@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSpecSchema } from '../../../src/core/runs/run-spec';
 import { renderSbatchScript, slurmScheduler, NODE_ENV_SCRIPT } from '../../../src/core/runs/slurm-scheduler';
+import { stopProcessGroups } from '../fixtures/process-groups';
 
 // Real Ray (2.58, from the machine's Python index): the head of two Ray-on-Slurm jobs started side by side on one node,
 // each with the `ray start --head` line and --num-cpus that job.sbatch gives it. Slurm itself is stood in for by two
@@ -24,21 +25,7 @@ const spec = runSpecSchema.parse({
 const started: ChildProcess[] = [];
 after(async () => {
   // Each head's bash, ray start --block and Ray's processes are one process group of the test's own.
-  for (const p of started) {
-    try {
-      process.kill(-p.pid!, 'SIGTERM');
-    } catch {
-      // gone already
-    }
-  }
-  await new Promise((r) => setTimeout(r, 3000));
-  for (const p of started) {
-    try {
-      process.kill(-p.pid!, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
+  await stopProcessGroups(started);
 });
 
 /** job.sbatch up to its wait for the other nodes, run as job `jobId` with `cpus` as Slurm's SLURM_JOB_CPUS_PER_NODE. */
