@@ -34,14 +34,16 @@ if [ ! -f "$pylibs/hydra/grammar/gen/OverrideParser.py" ]; then
 fi
 
 venv="$root/.tools/verl-venv"
-wheels=(torch torchdata pydantic pyzmq pillow ray transformers datasets pyarrow pandas numpy orjson packaging)
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import torch, torchdata, pydantic, zmq, PIL, ray, transformers, datasets, pyarrow, pandas' 2>/dev/null; then
+# The agent loop's imports too (cachetools, peft, aiohttp, fastapi, uvicorn): test/integration/runs/agent-loop.test.ts.
+wheels=(torch torchdata pydantic pyzmq pillow ray transformers datasets pyarrow pandas numpy orjson packaging cachetools peft aiohttp fastapi uvicorn)
+imports='import torch, torchdata, pydantic, zmq, PIL, ray, transformers, datasets, pyarrow, pandas, cachetools, peft, aiohttp, fastapi, uvicorn'
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "$imports" 2>/dev/null; then
   echo "[medrl] installing verl's imports into .tools/verl-venv (torch for CPU, ray, transformers, datasets, pyarrow)"
   python3 -m venv "$venv"
   # A package index on this machine, where there is one: it alone (the public index cannot be reached from here).
   if [ -d /opt/pypi/simple ]; then export PIP_INDEX_URL=file:///opt/pypi/simple; fi
   # pip warns of every local index folder a package is not in: not worth a screenful.
   "$venv/bin/pip" install -q --disable-pip-version-check "${wheels[@]}" 2>&1 | { grep -v 'is ignored: it is neither' || true; }
-  "$venv/bin/python" -c 'import torch, torchdata, pydantic, zmq, PIL, ray, transformers, datasets, pyarrow, pandas'
+  "$venv/bin/python" -c "$imports"
 fi
 echo "[medrl] verl check ready: .tools/verl-venv, .tools/verl-pylibs"

@@ -26,7 +26,8 @@ What runs, per case, in the order verl runs it (`ran` lists what ran, so a table
 Notes (verl starts, but does less than asked): trainer.save_freq <= 0 (ray_trainer's fit loop saves only when
 save_freq > 0: no checkpoint is ever written), multi-turn that trains single-turn (0.7+ with no tool, interaction or
 agent loop config runs single_turn_agent; 0.4-0.6's sync vLLM rollout never reads multi_turn), the DiagAgent fork's rollout calling its
-exam simulator at addresses fixed in its source, and a custom reward under the old top-level key that 0.9+ never reads.
+exam simulator at addresses fixed in its source, a custom reward under the old top-level key that 0.9+ never reads, and an
+agent loop config in sync rollout mode (0.5-0.6's default), where no agent loop runs.
 
 Stubbed, because they do not install here and only their names are imported at import time: codetiming (Timer),
 tensordict (TensorDict, NonTensorData, NonTensorStack, pad_sequence), pylatexenc; and transformers'
@@ -46,8 +47,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def setup_paths(verl_root, pylibs):
     sys.path[:0] = [pylibs, verl_root, os.path.join(HERE, "verl_import_stubs")]
-    import transformers
-
+    # Importing AutoProcessor replaces the transformers module in sys.modules (transformers 5): alias on the new one.
+    from transformers import AutoProcessor  # noqa: F401
+    transformers = sys.modules["transformers"]
     if not hasattr(transformers, "AutoModelForVision2Seq"):
         transformers.AutoModelForVision2Seq = transformers.AutoModelForImageTextToText
 
@@ -225,6 +227,9 @@ def notes_for(verl_root, config):
         loop = agent.get("default_agent_loop", "single_turn_agent")
         if not multi_turn.get("tool_config_path") and not multi_turn.get("interaction_config_path") and loop == "single_turn_agent" and not agent.get("agent_loop_config_path"):
             notes.append("trains single-turn: multi_turn.enable with no tool, interaction or agent loop config runs single_turn_agent")
+    agent = config.actor_rollout_ref.rollout.get("agent") or {}
+    if agent.get("agent_loop_config_path") and rollout_mode(config) == "sync":
+        notes.append("never runs its agent loop: ray_trainer builds the AgentLoopManager only when rollout.mode is async (sync here)")
     return notes
 
 

@@ -2,7 +2,9 @@
 examinations the case actually needed.
 
 verl signature. The recommendations are the items of the last <exams>...</exams> block, else the lines after
-"Recommended examinations:", one per line or separated by commas/semicolons (bullets and numbering ignored).
+"Recommended examinations:", one per line or separated by commas/semicolons (bullets and numbering ignored), else the
+DiagAgent seed's asking turns: each line with "needed:" or "performed:" ("...the following investigation(s) should be
+performed: X") gives one examination, the text after it with full stops removed (as the seed's rollout reads it).
 `ground_truth` is a list of names or one string separated the same way. Names are compared after lower-casing, dropping
 punctuation and mapping common abbreviations (CBC, CT, ECG/EKG, CXR, ...). Returns score = F1 plus precision, recall
 and the matched / missed / extra examinations, each one string joined by "; " (verl collates extra values into arrays
@@ -24,6 +26,7 @@ SYNONYMS = {
     "echo": "echocardiogram", "echocardiography": "echocardiogram", "us": "ultrasound", "ultrasonography": "ultrasound",
 }
 _TAG = re.compile(r"<exams>(.*?)</exams>", re.IGNORECASE | re.DOTALL)
+_SEED_MARKERS = ("needed:", "performed:")  # the seed's order (extract_examination_name in its vllm rollout)
 _HEADER = re.compile(r"recommended (?:examinations|exams|tests)\s*:\s*(.*)", re.IGNORECASE | re.DOTALL)
 
 
@@ -51,7 +54,22 @@ def recommended(solution_str):
     if found:
         return split_items(found[-1])
     header = _HEADER.search(text)
-    return split_items(header.group(1)) if header else []
+    if header:
+        return split_items(header.group(1))
+    return seed_requests(text)
+
+
+def seed_requests(text):
+    """The examinations the seed's turns ask for, one per line with "needed:" or "performed:", in order."""
+    names = []
+    for line in text.split("\n"):
+        for marker in _SEED_MARKERS:
+            if marker in line:
+                name = line.split(marker, 1)[1].replace(".", "").strip()
+                if name:
+                    names.append(name)
+                break
+    return names
 
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):

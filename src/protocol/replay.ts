@@ -10,7 +10,13 @@ const turnPart = z.object({
   text: z.string(),
   unclosed: z.boolean().optional(),
 });
-const turn = z.object({ role: z.string(), content: z.string(), parts: z.array(turnPart), name: z.string().optional() });
+const turn = z.object({
+  role: z.string(),
+  content: z.string(),
+  parts: z.array(turnPart),
+  name: z.string().optional(),
+  environment: z.literal(true).optional(),
+});
 
 const stepSignals = z.object({
   episodes: z.number(),

@@ -15,7 +15,13 @@ const turnPart = z.object({
   text: z.string(),
   unclosed: z.boolean().optional(),
 });
-const turn = z.object({ role: z.string(), content: z.string(), parts: z.array(turnPart), name: z.string().optional() });
+const turn = z.object({
+  role: z.string(),
+  content: z.string(),
+  parts: z.array(turnPart),
+  name: z.string().optional(),
+  environment: z.literal(true).optional(),
+});
 
 const episodeKey = z.object({ set: z.string(), step: z.number().int().min(0), index: z.number().int().min(0) });
 

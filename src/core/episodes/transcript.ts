@@ -181,7 +181,19 @@ function splitStrippedChatml(prompt: string, response: string): Turn[] | undefin
   // The response is the assistant's; a multi-turn response carries later user/tool turns and ends with the assistant.
   const rlines = (header[2]! + response).split('\n');
   const rat = roleLines(rlines, 'assistant', ['assistant']) ?? [0];
-  return [...turns, ...turnsAt(rlines, rat, 'assistant', false)];
+  return [...turns, ...fromEnvironment(turnsAt(rlines, rat, 'assistant', false))];
+}
+
+/** The response's turns from the policy's first reply on: every one that is not the assistant's is the environment's. */
+function fromEnvironment(responseTurns: Turn[]): Turn[] {
+  return responseTurns.map((t) => (t.role === 'assistant' ? t : { ...t, environment: true as const }));
+}
+
+/** A templated conversation split whole; the turns past the prompt's own come from the response. */
+function responseMarked(prompt: string, joined: string, split: (text: string) => Turn[]): Turn[] {
+  const turns = split(joined);
+  const fromPrompt = split(prompt).length;
+  return [...turns.slice(0, fromPrompt), ...fromEnvironment(turns.slice(fromPrompt))];
 }
 
 /**
@@ -195,10 +207,10 @@ export function splitTranscript(prompt: string, response: string): Turn[] {
   let turns: Turn[];
   switch (template) {
     case 'chatml':
-      turns = splitMarked(joined, '<|im_start|>', '\n', '<|im_end|>');
+      turns = responseMarked(prompt, joined, (t) => splitMarked(t, '<|im_start|>', '\n', '<|im_end|>'));
       break;
     case 'llama3':
-      turns = splitMarked(joined, '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>');
+      turns = responseMarked(prompt, joined, (t) => splitMarked(t, '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>'));
       break;
     case 'mistral':
       turns = splitMistral(joined);

@@ -109,9 +109,15 @@ function runPython(args: string[]): Promise<string> {
  * reward/ folder with their layout kept. Refuses a path outside the workspace and an import that leaves it or cannot
  * work, with the spec's field or the Python file and line.
  */
-export async function rewardUpload(workspaceRoot: string, rewardPath: string, specFile: string): Promise<RewardUpload> {
-  const fail = (message: string, problems: Problem[] = [{ file: specFile, field: 'reward.path', severity: 'error', message }]) => {
-    throw new LocatedError(`cannot upload the reward function`, problems);
+export async function rewardUpload(
+  workspaceRoot: string,
+  rewardPath: string,
+  specFile: string,
+  field: 'reward.path' | 'rollout.agentLoop.path' = 'reward.path',
+): Promise<RewardUpload> {
+  const what = field === 'reward.path' ? 'the reward function' : 'the agent loop';
+  const fail = (message: string, problems: Problem[] = [{ file: specFile, field, severity: 'error', message }]) => {
+    throw new LocatedError(`cannot upload ${what}`, problems);
   };
   const outside = (from: string, to: string) => {
     const r = relative(from, to);
@@ -119,7 +125,7 @@ export async function rewardUpload(workspaceRoot: string, rewardPath: string, sp
   };
   const refuse = () =>
     fail(
-      `${rewardPath} is outside the workspace (${workspaceRoot}): only the workspace's files are uploaded with a run; copy the reward function into it`,
+      `${rewardPath} is outside the workspace (${workspaceRoot}): only the workspace's files are uploaded with a run; copy ${what} into it`,
     );
   const local = resolve(workspaceRoot, rewardPath);
   if (outside(resolve(workspaceRoot), local)) refuse();

@@ -64,5 +64,7 @@ export const RUN_FILES = {
   checkpoints: 'checkpoints',
   trlOutput: 'output',
   reward: 'reward',
+  /** verl: the spec's agent loop file, its imports, and the agent loop config verl reads (agent_loops.yaml). */
+  agentLoop: 'agent',
   sbatch: 'job.sbatch',
 } as const;

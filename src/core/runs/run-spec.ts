@@ -90,6 +90,21 @@ export const runSpecSchema = z
       .strictObject({
         engine: z.enum(['vllm', 'sglang', 'hf']).default('vllm'),
         n: z.int().min(1).optional().describe('GRPO group size (responses per prompt).'),
+        agentLoop: z
+          .strictObject({
+            path: z
+              .string()
+              .min(1)
+              .describe('The Python file of the agent loop, in the workspace (uploaded with the run, with its imports).'),
+            class: z
+              .string()
+              .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a Python class name')
+              .describe('Its class, a subclass of verl.experimental.agent_loop.AgentLoopBase.'),
+          })
+          .optional()
+          .describe(
+            "verl 0.7+: the rollout runs this agent loop for every prompt (actor_rollout_ref.rollout.agent), e.g. configs/agents/exam_simulator_loop.py's ExamSimulatorAgentLoop, DiagAgent's examination dialogue.",
+          ),
       })
       .optional(),
     entry: z

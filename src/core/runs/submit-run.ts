@@ -46,6 +46,8 @@ interface PreparedRun {
   neededFiles: NeededFile[];
   /** The reward function's files (the function's and its local imports), when the reward is a function. */
   reward?: RewardUpload;
+  /** The agent loop file and its imports (rollout.agentLoop), read once like the reward's. */
+  agentLoop?: RewardUpload;
   /** The checkpoint the spec's resume overrides name, for the manifest. */
   resumedFrom?: ResumedFrom;
 }
@@ -55,6 +57,7 @@ interface PrepareOptions {
   id?: string;
   version?: string;
   reward?: RewardUpload;
+  agentLoop?: RewardUpload;
 }
 
 /** The variables launch.sh gets from outside the trainer: medrl.yaml's host env, then the spec's, then the run's services. */
@@ -92,7 +95,15 @@ export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}):
     for (const [name, text] of Object.entries(reward.files)) files[`${RUN_FILES.reward}/${name}`] = text;
     rewardFile = posix.join(dir, RUN_FILES.reward, reward.main);
   }
-  const inputs = { spec, id, dir, dirs, rewardFile, version };
+  let agentLoopFile: string | undefined;
+  let agentLoop: RewardUpload | undefined;
+  if (spec.rollout?.agentLoop) {
+    agentLoop =
+      opts.agentLoop ?? (await rewardUpload(req.workspaceRoot, spec.rollout.agentLoop.path, req.specFile, 'rollout.agentLoop.path'));
+    for (const [name, text] of Object.entries(agentLoop.files)) files[`${RUN_FILES.agentLoop}/${name}`] = text;
+    agentLoopFile = posix.join(dir, RUN_FILES.agentLoop, agentLoop.main);
+  }
+  const inputs = { spec, id, dir, dirs, rewardFile, agentLoopFile, version };
   const command = trainerFor(spec.framework).command(inputs);
   Object.assign(files, command.files); // what the trainer's command reads (TRL: its --config, the resume wrapper)
   const setup = [...hostConfig.setup, ...(spec.setup ?? [])];
@@ -133,6 +144,7 @@ export async function prepareRun(req: SubmitRequest, opts: PrepareOptions = {}):
     setup,
     neededFiles: neededFiles(spec, dirs),
     ...(reward ? { reward } : {}),
+    ...(agentLoop ? { agentLoop } : {}),
     ...(resumed ? { resumedFrom: resumed } : {}),
   };
 }
@@ -169,7 +181,9 @@ export async function planRun(req: SubmitRequest, id?: string): Promise<{ run: P
     ...(req.hostConfig.sharedFilesystem !== undefined ? { shared: req.hostConfig.sharedFilesystem } : {}),
   });
   // Built again for the version found, from the same id and the reward files already read.
-  const run = checked.version ? await prepareRun(req, { id: first.id, version: checked.version, reward: first.reward }) : first;
+  const run = checked.version
+    ? await prepareRun(req, { id: first.id, version: checked.version, reward: first.reward, agentLoop: first.agentLoop })
+    : first;
   const reward = !run.reward
     ? []
     : await checkRewardContract({

@@ -21,6 +21,8 @@ export interface LaunchInputs {
   dirs: HostDirs;
   /** Absolute path of the reward file uploaded into the run folder, when the reward is a function. */
   rewardFile?: string;
+  /** Absolute path of the uploaded agent loop file, when the spec has rollout.agentLoop (verl). */
+  agentLoopFile?: string;
   /** The trainer's version found on the host by the checks before submit; undefined when not checked (dry run). */
   version?: string;
 }

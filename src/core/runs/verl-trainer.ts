@@ -309,11 +309,19 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
       `on ${on} the sync vLLM rollout never reads multi_turn (vllm_rollout_spmd.py; only the SGLang rollout does): the run would train single-turn. Use rollout.engine: sglang, or set overrides.actor_rollout_ref.rollout.mode: async with a tool config`,
     );
   const agentLoop = o['actor_rollout_ref.rollout.agent.default_agent_loop'];
-  const agentConfig = o['actor_rollout_ref.rollout.agent.agent_loop_config_path'];
+  const agentConfig = o['actor_rollout_ref.rollout.agent.agent_loop_config_path'] ?? spec.rollout?.agentLoop;
   if (multiTurn && !hasTools && mode === 'async' && (agentLoop === undefined || agentLoop === 'single_turn_agent') && !agentConfig)
     refuse(
       'overrides.actor_rollout_ref.rollout.multi_turn.enable',
-      `on ${on} multi_turn.enable with no tool, interaction or agent loop config trains single-turn (the agent loop is single_turn_agent): the policy would never call a tool or service. Set overrides.actor_rollout_ref.rollout.multi_turn.tool_config_path (or interaction_config_path, or actor_rollout_ref.rollout.agent.agent_loop_config_path)`,
+      `on ${on} multi_turn.enable with no tool, interaction or agent loop config trains single-turn (the agent loop is single_turn_agent): the policy would never call a tool or service. Set rollout.agentLoop (DiagAgent's examination dialogue: configs/agents/exam_simulator_loop.py), or overrides.actor_rollout_ref.rollout.multi_turn.tool_config_path (or interaction_config_path)`,
+    );
+
+  // Agent loops as MedRL ships and tests them (configs/agents/, test/integration/runs/agent-loop.test.ts) use the
+  // AgentLoopBase of 0.7 to main; 0.5-0.6 build loops with other arguments, and only in async mode.
+  if (spec.rollout?.agentLoop && release.index < verlRelease('0.7.0').index)
+    refuse(
+      'rollout.agentLoop',
+      `${on} cannot run rollout.agentLoop: agent loops are written for verl's AgentLoopBase of 0.7 to main (the loop every prompt runs, actor_rollout_ref.rollout.agent.default_agent_loop). Run the spec on verl 0.7 or newer${release.fork ? `; ${FORK_ROLLOUT}` : ''}`,
     );
 
   // The sync vLLM rollout (the fork, 0.4-0.6) raises when a whole sequence does not fit one prefill chunk
@@ -343,7 +351,7 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
   if (release.fork && vllm && !spec.verl?.forkSimulatorPatched)
     refuse(
       'framework',
-      `${on}: ${FORK_ROLLOUT}, at two fixed IP addresses (call_openai_diaggym in verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py), and turns a failed call into the text "None". MEDRL_EXAM_SIMULATOR_URL is never read. Patch call_openai_diaggym to use base_url=os.environ["MEDRL_EXAM_SIMULATOR_URL"] + "/v1" and to raise when the call fails, then set verl.forkSimulatorPatched: true in the spec; or run the spec on verl 0.7 or newer with a tool config`,
+      `${on}: ${FORK_ROLLOUT}, at two fixed IP addresses (call_openai_diaggym in verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py), and turns a failed call into the text "None". MEDRL_EXAM_SIMULATOR_URL is never read. Patch call_openai_diaggym to use base_url=os.environ["MEDRL_EXAM_SIMULATOR_URL"] + "/v1" and to raise when the call fails, then set verl.forkSimulatorPatched: true in the spec; or run the spec on verl 0.7 or newer with rollout.agentLoop: configs/agents/exam_simulator_loop.py (ExamSimulatorAgentLoop), which asks MEDRL_EXAM_SIMULATOR_URL`,
     );
   return problems;
 }
@@ -351,7 +359,15 @@ function verlVersionProblems(version: string, spec: RunSpec, specFile: string): 
 /** The keys of the spec's launch line on a verl version (a `+key` adds a key, which Hydra allows anywhere). */
 function launchKeys(spec: RunSpec, version: string): string[] {
   const dirs = { home: '/home/u', workdir: '/home/u' };
-  const cmd = buildVerlCommand({ spec, id: 'check', dir: '/home/u/run', dirs, rewardFile: '/home/u/run/reward/r.py', version });
+  const cmd = buildVerlCommand({
+    spec,
+    id: 'check',
+    dir: '/home/u/run',
+    dirs,
+    rewardFile: '/home/u/run/reward/r.py',
+    agentLoopFile: '/home/u/run/agent/a.py',
+    version,
+  });
   return cmd.argv
     .filter((a) => a.includes('=') && !a.startsWith('-'))
     .map((a) => a.slice(0, a.indexOf('=')))
@@ -413,6 +429,8 @@ function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
     set(reward ? 'reward.reward_model.enable' : 'reward_model.enable', 'True');
     set(reward ? 'reward.reward_model.model_path' : 'reward_model.model.path', hydraString(modelPath(spec.reward.model, dirs)));
   }
+  const agent = agentLoopLaunch(inp);
+  if (agent) for (const [k, v] of Object.entries(agent.keys)) set(k, v);
   for (const [k, v] of batchPlan(spec).fill) set(k, v);
   setTrainer(set, inp, res);
   set('trainer.rollout_data_dir', hydraString(posix.join(dir, RUN_FILES.rollouts)));
@@ -421,8 +439,36 @@ function buildVerlCommand(inp: LaunchInputs): TrainerCommand {
   // verl loads the reward file by its path (get_custom_reward_fn in verl/trainer/ppo/reward.py, 0.4 to main:
   // importlib spec_from_file_location), which puts no folder on sys.path: the files it
   // imports from beside it are found through PYTHONPATH.
-  const pythonPath = inp.rewardFile ? posix.dirname(inp.rewardFile) : undefined;
-  return { argv: ['python3', '-m', 'verl.trainer.main_ppo', ...[...keys].map(([k, v]) => `${k}=${v}`)], env, pythonPath };
+  // The agent loop's module is found the same way, on every Ray worker (they inherit the driver's environment).
+  const folders = [inp.rewardFile, agent ? inp.agentLoopFile : undefined].filter((f) => f !== undefined).map((f) => posix.dirname(f));
+  const pythonPath = folders.length ? [...new Set(folders)].join(':') : undefined;
+  const argv = ['python3', '-m', 'verl.trainer.main_ppo', ...[...keys].map(([k, v]) => `${k}=${v}`)];
+  return { argv, env, pythonPath, ...(agent ? { files: agent.files } : {}) };
+}
+
+/** The name the spec's agent loop is registered under in the agent loop config MedRL writes. */
+export const AGENT_LOOP_NAME = 'medrl_agent_loop';
+
+/**
+ * The spec's rollout.agentLoop as verl reads it (AgentLoopWorker, 0.7 to main): a YAML list of {name, _target_} at
+ * actor_rollout_ref.rollout.agent.agent_loop_config_path, built with hydra.utils.instantiate, and the loop every prompt
+ * runs at agent.default_agent_loop. _target_ is module.Class: the module's folder is on PYTHONPATH.
+ */
+function agentLoopLaunch(inp: LaunchInputs): { keys: Record<string, string>; files: Record<string, string> } | undefined {
+  const loop = inp.spec.rollout?.agentLoop;
+  if (!loop) return undefined;
+  if (!inp.agentLoopFile) throw new Error('internal: the agent loop file was not uploaded before the command was built');
+  const module = posix.basename(inp.agentLoopFile, '.py');
+  const config = posix.join(posix.dirname(inp.agentLoopFile), 'agent_loops.yaml');
+  return {
+    keys: {
+      'actor_rollout_ref.rollout.agent.agent_loop_config_path': hydraString(config),
+      'actor_rollout_ref.rollout.agent.default_agent_loop': AGENT_LOOP_NAME,
+    },
+    files: {
+      [posix.join(RUN_FILES.agentLoop, 'agent_loops.yaml')]: `- name: ${AGENT_LOOP_NAME}\n  _target_: ${module}.${loop.class}\n`,
+    },
+  };
 }
 
 /** The file logger only where the host's verl has it (unknown version: console only, output.log is parsed instead). */

@@ -20,6 +20,32 @@ describe('splitTranscript', () => {
     assert.match(turns[2]!.parts[1]!.text, /"order_exam"/);
     assert.deepEqual(turns[3]!.parts, [{ kind: 'tool_response', text: 'RLL consolidation' }]);
     assert.equal(turns[4]!.content, '<answer>Pneumonia</answer>');
+    // The tool's answer came from the environment, inside the response; the prompt's user turn did not.
+    assert.deepEqual(
+      turns.map((t) => t.environment ?? false),
+      [false, false, false, true, false],
+    );
+  });
+
+  it("marks the exam simulator's answers in a response as the environment's, with special tokens kept or removed", () => {
+    const chatml = splitTranscript(
+      '<|im_start|>user\nChest pain.<|im_end|>\n<|im_start|>assistant\n',
+      'Order: troponin.<|im_end|>\n<|im_start|>user\nHere is the test result: troponin 2.1<|im_end|>\n<|im_start|>assistant\nDiagnosis: NSTEMI',
+    );
+    const stripped = splitTranscript(
+      'user\nChest pain.\nassistant\n',
+      'Order: troponin.\nuser\nHere is the test result: troponin 2.1\nassistant\nDiagnosis: NSTEMI',
+    );
+    for (const turns of [chatml, stripped])
+      assert.deepEqual(
+        turns.map((t) => `${t.role}${t.environment ? ' (environment)' : ''}: ${t.content}`),
+        [
+          'user: Chest pain.',
+          'assistant: Order: troponin.',
+          'user (environment): Here is the test result: troponin 2.1',
+          'assistant: Diagnosis: NSTEMI',
+        ],
+      );
   });
 
   it('reads Llama 3 headers and Mistral [INST] blocks', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
 import type { RunSpec } from '../../../src/core/runs/run-spec';
 import { verlTrainer } from '../../../src/core/runs/verl-trainer';
@@ -17,7 +17,8 @@ const REWARD = join(ROOT, 'configs/rewards/multiple_choice_exact.py');
 const seed = (file: string) => parseRunSpec(readFileSync(join(ROOT, 'configs', file), 'utf8'), file).spec!;
 const dirs = { home: '/home/u', workdir: '/home/u/work' };
 const command = (spec: RunSpec, version?: string) =>
-  verlTrainer.command({ spec, id: 'r1', dir: '/home/u/.medrl/runs/r1', dirs, rewardFile: REWARD, version });
+  verlTrainer.command({ spec, id: 'r1', dir: '/home/u/.medrl/runs/r1', dirs, rewardFile: REWARD, agentLoopFile: AGENT_LOOP, version });
+const AGENT_LOOP = '/home/u/.medrl/runs/r1/agent/exam_simulator_loop.py';
 const arg = (argv: string[], key: string) => argv.find((a) => a.startsWith(`${key}=`))?.slice(key.length + 1);
 /** A spec like the seeds: GRPO on 8 GPUs, with the given overrides. */
 const grpo = (overrides: Record<string, string | number | boolean>, extra: Partial<RunSpec> = {}): RunSpec =>
@@ -80,6 +81,44 @@ describe('verl launch: logger by the version on the host', () => {
       encoding: 'utf8',
     });
     assert.ok(versionAtLeast(v.stdout.trim(), [0, 6, 0]), v.stdout + v.stderr);
+  });
+});
+
+describe("verl launch: the spec's agent loop (rollout.agentLoop)", () => {
+  it("DiagAgent's line runs its exam-simulator loop for every prompt, found through the config MedRL writes and PYTHONPATH", () => {
+    const cmd = command(seed('diagnostic-agent-verl-grpo.yaml'), '0.9.0');
+    assert.equal(arg(cmd.argv, 'actor_rollout_ref.rollout.agent.agent_loop_config_path'), '/home/u/.medrl/runs/r1/agent/agent_loops.yaml');
+    assert.equal(arg(cmd.argv, 'actor_rollout_ref.rollout.agent.default_agent_loop'), 'medrl_agent_loop');
+    assert.deepEqual(cmd.files, {
+      'agent/agent_loops.yaml': '- name: medrl_agent_loop\n  _target_: exam_simulator_loop.ExamSimulatorAgentLoop\n',
+    });
+    assert.equal(cmd.pythonPath, `${posix.dirname(REWARD)}:/home/u/.medrl/runs/r1/agent`);
+    // No loop, no agent keys.
+    assert.equal(
+      arg(command(seed('medec-selfplay-verl.yaml'), '0.9.0').argv, 'actor_rollout_ref.rollout.agent.default_agent_loop'),
+      undefined,
+    );
+  });
+
+  it('is refused below verl 0.7 (and on the DiagAgent fork) at rollout.agentLoop; multi-turn with it is not single-turn', () => {
+    const spec = seed('diagnostic-agent-verl-grpo.yaml');
+    for (const version of ['0.6.1', '0.2.0.dev']) {
+      const p = verlTrainer.versionProblems!(version, spec, 'd.yaml').find((x) => x.field === 'rollout.agentLoop');
+      assert.match(
+        p?.message ?? '',
+        /cannot run rollout\.agentLoop: agent loops are written for verl's AgentLoopBase of 0\.7 to main/,
+        version,
+      );
+    }
+    for (const version of ['0.7.0', '0.8.0', '0.9.0', '0.10.0.dev'])
+      assert.deepEqual(verlTrainer.versionProblems!(version, spec, 'd.yaml'), [], version);
+    const multi = { ...spec, overrides: { ...spec.overrides, 'actor_rollout_ref.rollout.multi_turn.enable': true } };
+    assert.deepEqual(verlTrainer.versionProblems!('0.9.0', multi, 'd.yaml'), []);
+    const { rollout: _r, ...noLoop } = multi;
+    assert.match(
+      verlTrainer.versionProblems!('0.9.0', { ...noLoop, rollout: { engine: 'vllm' } }, 'd.yaml')[0]?.message ?? '',
+      /trains single-turn .*Set rollout\.agentLoop/,
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { RewardRunner } from '../../../src/core/reward/reward-runner';
@@ -54,6 +55,17 @@ function medecRows(): Array<Record<string, string>> {
   const [header, ...data] = rows;
   return data.filter((r) => r.length === header!.length).map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i]!])));
 }
+
+// The DiagAgent seed's answer format (diagagent-fork examples/diagnose.py INSTRUCTION): asking turns, then the final answer.
+const SEED_ASK_CBC =
+  "Current diagnosis: Gastroenteritis\nBased on the patient's initial presentation, the following investigation(s) should be performed: Complete blood count\nReason: To look for leukocytosis.";
+const SEED_ASK_US =
+  "Current diagnosis: Acute appendicitis\nBased on the patient's initial presentation, the following investigation(s) should be performed: Abdominal ultrasound.\nReason: To image the appendix.";
+const seedFinal = (dx: string) =>
+  `The available information is sufficient to make a diagnosis. \n\nDiagnosis: ${dx}\nReason: Right lower quadrant pain, leukocytosis and a non-compressible appendix.`;
+/** A multi-turn transcript as verl's decoded dump shows it: each tool answer as a user turn between assistant turns. */
+const seedTranscript = (...turns: string[]) =>
+  turns.join('\nuser\nHere is the test result: WBC 15.2 x10^9/L, neutrophils 85%.\nassistant\n');
 
 describe('seed-task reward functions on the real samples', () => {
   it('multiple-choice exact match: 200 PubMedQA questions, right answers 1, wrong ones 0, in three answer styles', async () => {
@@ -189,6 +201,25 @@ describe('seed-task reward functions on the real samples', () => {
     );
     // Joined strings, not lists: verl makes every extra key an array and averages it (lists of different lengths crash it).
     assert.equal(res[1]!.detail!.extra, 'chest x ray; d dimer');
+    // The DiagAgent seed's asking turns ("... should be performed: X") are recommendations too.
+    const seed = await fn('exam_recommendation_f1.py').run([
+      {
+        data_source: 'diagagent',
+        solution_str: seedTranscript(SEED_ASK_CBC, SEED_ASK_US, seedFinal('Acute appendicitis')),
+        ground_truth: ['CBC', 'Abdominal ultrasound'],
+      },
+      {
+        data_source: 'diagagent',
+        solution_str: seedTranscript(SEED_ASK_CBC, SEED_ASK_US),
+        ground_truth: ['Complete blood count', 'CT abdomen'],
+      },
+      { data_source: 'diagagent', solution_str: 'The next test needed: chest X-ray.', ground_truth: ['chest x-ray'] },
+    ]);
+    assert.deepEqual(
+      seed.map((r) => r.score),
+      [1, 0.5, 1],
+    );
+    assert.equal(seed[1]!.detail!.extra, 'abdominal ultrasound');
   });
 
   describe('with the stand-in judge', () => {
@@ -242,6 +273,33 @@ describe('seed-task reward functions on the real samples', () => {
       );
     });
 
+    it("diagnosis judged by an LLM reads the DiagAgent seed's answer format, not its Reason line", async () => {
+      const transcript = seedTranscript(SEED_ASK_CBC, SEED_ASK_US, seedFinal('Acute appendicitis'));
+      const res = await fn('diagnosis_judge.py', env()).run([
+        { data_source: 'diagagent', solution_str: seedFinal('Acute appendicitis'), ground_truth: 'Acute appendicitis' },
+        { data_source: 'diagagent', solution_str: seedFinal('Acute appendicitis'), ground_truth: 'Pulmonary embolism' },
+        { data_source: 'diagagent', solution_str: transcript, ground_truth: 'Acute appendicitis' },
+        // Without the sentence: the last "Diagnosis:" line (not "Current diagnosis:"), stopping before "Reason:".
+        {
+          data_source: 'diagagent',
+          solution_str: 'Current diagnosis: Gastroenteritis\nDiagnosis: Acute appendicitis Reason: pain.\nReason: more pain.',
+          ground_truth: 'Acute appendicitis',
+        },
+        // The last-line fallback skips Reason: lines.
+        { data_source: 'diagagent', solution_str: 'Acute appendicitis\nReason: pain and fever.', ground_truth: 'Acute appendicitis' },
+      ]);
+      assert.deepEqual(
+        res.map((r) => [r.score, r.detail!.pred, r.error]),
+        [
+          [1, 'Acute appendicitis', null],
+          [0, 'Acute appendicitis', null],
+          [1, 'Acute appendicitis', null],
+          [1, 'Acute appendicitis', null],
+          [1, 'Acute appendicitis', null],
+        ],
+      );
+    });
+
     it('ECG QA: closed answers by rule, free text by rule + judge (0-10), method from extra_info', async () => {
       const ref = 'ST elevation in leads II, III and aVF: inferior STEMI';
       const res = await fn('ecg_qa_hybrid.py', env()).run([
@@ -269,6 +327,141 @@ describe('seed-task reward functions on the real samples', () => {
       assert.equal(res[2]!.detail!.rule, 0);
       assert.ok(res[2]!.score! < 0.5);
       assert.deepEqual([res[3]!.score, res[3]!.detail!.judge_raw, res[3]!.detail!.judge_used], [0, '', 0]);
+    });
+  });
+
+  describe("the DiagAgent seed's reward (diagagent_reward.py) with a rule-answering stand-in judge", () => {
+    let judge: StandinServer;
+    let dir: string;
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'medrl-diagagent-'));
+      const rules = join(dir, 'rules.json');
+      writeFileSync(
+        rules,
+        JSON.stringify([
+          // "Incorrect" must count as wrong (the seed's `'correct' in response.lower()` counts it as correct).
+          { pattern: '\\[gt_diag\\]\\nGout$', reply: 'Incorrect' },
+          // Correct when the judged text (the seed keeps the "Diagnosis:" label) names the reference exactly.
+          { pattern: '\\[pred_diag\\]\\n(?:Diagnosis:\\s*)?(.+?)\\n\\n\\[gt_diag\\]\\n\\1$', reply: 'Correct' },
+          { pattern: '\\[pred_diag\\]', reply: 'Wrong' },
+          { pattern: 'how many of the recommended exams appear in the key exam list', reply: '2' },
+          { pattern: 'how many of the key exams appear in the recommended exam list', reply: 'Matches: 1' },
+        ]),
+      );
+      judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk', '--answers', rules]);
+    });
+    after(async () => {
+      await judge.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const env = (extra: Record<string, string> = {}) => ({
+      MEDRL_JUDGE_URL: judge.url,
+      MEDRL_JUDGE_MODEL: 'Judger',
+      MEDRL_JUDGE_API_KEY: 'jk',
+      ...extra,
+    });
+    const KEYS = 'dialogue_complete_reward,exam_f1,exam_recommendation_reward,exams,judge_ok,outcome_accuracy_reward,pred,score';
+    const keyExams = ['Complete blood count', 'CT abdomen'];
+    const sample = (solution: string, gt: string, extra: Record<string, unknown> = {}): RewardSample => ({
+      data_source: 'diagagent',
+      solution_str: solution,
+      ground_truth: gt,
+      extra_info: { key_exam_names: keyExams, ...extra },
+    });
+    const full = (dx: string) => seedTranscript(SEED_ASK_CBC, SEED_ASK_US, seedFinal(dx));
+    const sameShape = (res: Array<{ detail: Record<string, unknown> | null }>) => {
+      assert.deepEqual(
+        res.map((r) => Object.keys(r.detail!).sort().join()),
+        Array(res.length).fill(KEYS),
+      );
+      for (const key of KEYS.split(',')) {
+        assert.equal(new Set(res.map((r) => typeof r.detail![key])).size, 1, key);
+        assert.ok(
+          res.every((r) => r.detail![key] !== null),
+          key,
+        );
+      }
+    };
+
+    it('completion 0.1 + judge verdict + 0.5 x LLM-matched exam F1, as the seed scores a three-turn transcript', async () => {
+      // Counts 2 of 2 recommended (precision 1) and 1 of 2 key exams (recall 0.5).
+      const f1 = (2 * 1 * 0.5) / (1 + 0.5);
+      const res = await fn('diagagent_reward.py', env()).run([
+        sample(full('Acute appendicitis'), 'Acute appendicitis'),
+        sample(full('Acute appendicitis'), 'Pulmonary embolism'),
+        sample(full('Gout'), 'Gout'),
+        // Incomplete dialogue: no verdict asked (the fault marker would fail that call), exams still scored.
+        sample(seedTranscript(SEED_ASK_CBC, SEED_ASK_US), 'Acute appendicitis [[standin-fault:401]]'),
+        // The agent loop's examination_history wins over the transcript; the count 2 is clamped to the list's length 1.
+        sample(full('Acute appendicitis'), 'Acute appendicitis', { examination_history: ['CT abdomen'] }),
+        // No key exams and none asked: F1 1.0 without a judge call, as the seed.
+        {
+          data_source: 'diagagent',
+          solution_str: seedFinal('Acute appendicitis'),
+          ground_truth: 'Acute appendicitis',
+          extra_info: { key_exam_names: [] },
+        },
+      ]);
+      assert.ok(
+        res.every((r) => r.error === null),
+        res.map((r) => r.error).join(' | '),
+      );
+      assert.deepEqual(
+        res.map((r) => r.score),
+        [0.1 + 1 + 0.5 * f1, 0.1 + 0 + 0.5 * f1, 0.1 + 0 + 0.5 * f1, 0 + 0 + 0.5 * f1, 0.1 + 1 + 0.5 * f1, 0.1 + 1 + 0.5 * 1],
+      );
+      assert.deepEqual(res[0]!.detail, {
+        score: 0.1 + 1 + 0.5 * f1,
+        dialogue_complete_reward: 0.1,
+        outcome_accuracy_reward: 1,
+        exam_recommendation_reward: 0.5 * f1,
+        exam_f1: f1,
+        pred: 'Diagnosis: Acute appendicitis',
+        exams: 'Complete blood count; Abdominal ultrasound',
+        judge_ok: 1,
+      });
+      assert.deepEqual(
+        [res[1], res[2]].map((r) => [r!.detail!.outcome_accuracy_reward, r!.detail!.judge_ok]),
+        [
+          [0, 1],
+          [0, 1],
+        ],
+      );
+      assert.deepEqual(
+        [res[3]!.detail!.dialogue_complete_reward, res[3]!.detail!.outcome_accuracy_reward, res[3]!.detail!.pred],
+        [0, 0, ''],
+      );
+      assert.equal(res[4]!.detail!.exams, 'CT abdomen');
+      assert.equal(res[5]!.detail!.exam_f1, 1);
+      sameShape(res);
+    });
+
+    it('MEDRL_EXAM_MATCH=direct: exact lower-cased matching without count calls; judge errors and missing key exams raise', async () => {
+      const direct = await fn('diagagent_reward.py', env({ MEDRL_EXAM_MATCH: 'direct' })).run([
+        // 1 of 2 asked is a key exam, 1 of 2 key exams asked: F1 0.5 (the LLM counts would give 2/3).
+        sample(full('Acute appendicitis'), 'Acute appendicitis'),
+        sample(full('Acute appendicitis'), 'Acute appendicitis', { examination_history: [' complete BLOOD count', 'ct abdomen'] }),
+        sample(seedTranscript(SEED_ASK_CBC), 'Acute appendicitis'),
+      ]);
+      assert.ok(
+        direct.every((r) => r.error === null),
+        direct.map((r) => r.error).join(' | '),
+      );
+      assert.deepEqual(
+        direct.map((r) => [r.score, r.detail!.exam_f1]),
+        [
+          [0.1 + 1 + 0.5 * 0.5, 0.5],
+          [0.1 + 1 + 0.5 * 1, 1],
+          [0 + 0 + 0.5 * ((2 * 1 * 0.5) / (1 + 0.5)), (2 * 1 * 0.5) / (1 + 0.5)],
+        ],
+      );
+      sameShape(direct);
+      const failing = await fn('diagagent_reward.py', env()).run([
+        sample(full('Acute appendicitis'), 'Acute appendicitis [[standin-fault:401]]'),
+        { data_source: 'diagagent', solution_str: seedFinal('Acute appendicitis'), ground_truth: 'Acute appendicitis' },
+      ]);
+      assert.match(failing[0]!.error!, /judge HTTP 401/);
+      assert.match(failing[1]!.error!, /key_exam_names/);
     });
   });
 });

@@ -18,25 +18,8 @@ function alive(pid: number): boolean {
   return spawnSync('kill', ['-0', String(pid)]).status === 0;
 }
 
-/**
- * Shipped specs refused before submit by design, with what the user sees. The DiagAgent spec asks for a multi-turn loop
- * it has no tool config for yet (the stand-in says verl 0.7.0, which would train it single-turn): refused until its
- * exam-simulator loop exists (the "seeds' own loops" issue).
- */
-const REFUSED: Record<string, RegExp> = {
-  'diagnostic-agent-verl-grpo.yaml': /multi_turn\.enable\): error: .*trains single-turn/,
-};
-
 describe('runs on the local host with the stand-in trainers (detached processes)', () => {
-  for (const file of examples.filter((f) => REFUSED[f])) {
-    it(`${file}: refused before submit, saying why`, async () => {
-      const ws = makeWorkspace();
-      const { spec, text } = adaptExample(file, ws, { scheduler: 'ssh' });
-      await assert.rejects(submitRun(request(ws, host, spec, text)), (e: Error) => REFUSED[file]!.test(e.message));
-      assert.ok(!existsSync(ws.runsDir) || readdirSync(ws.runsDir).length === 0, 'no run folder');
-    });
-  }
-  for (const file of examples.filter((f) => !REFUSED[f])) {
+  for (const file of examples) {
     it(`${file}: submitted, runs, succeeds, and leaves the trainer's outputs in its run folder`, async () => {
       const ws = makeWorkspace();
       const { spec, text } = adaptExample(file, ws, { scheduler: 'ssh' });
@@ -58,6 +41,17 @@ describe('runs on the local host with the stand-in trainers (detached processes)
             log,
             /^verl 0\.7\.0\.dev's own code accepted the launch line \(hydra compose, verl\.utils\.config\.validate_config\)$/m,
           );
+        if (spec.rollout?.agentLoop) {
+          // DiagAgent: its agent loop went with the run, and verl finds it through the config and PYTHONPATH.
+          assert.equal(
+            readFileSync(join(record.dir, 'agent/agent_loops.yaml'), 'utf8'),
+            '- name: medrl_agent_loop\n  _target_: exam_simulator_loop.ExamSimulatorAgentLoop\n',
+          );
+          assert.ok(existsSync(join(record.dir, 'agent/exam_simulator_loop.py')));
+          const launch = readFileSync(join(record.dir, 'launch.sh'), 'utf8');
+          assert.match(launch, /actor_rollout_ref\.rollout\.agent\.default_agent_loop=medrl_agent_loop/);
+          assert.ok(launch.includes(`export PYTHONPATH=${join(record.dir, 'reward')}:${join(record.dir, 'agent')}`), launch);
+        }
         assert.equal(done.progress.step, 4, 'last step read from the log tail');
         assert.match(log, /^\(TaskRunner pid=\d+, ip=[\d.]+\) step:4 - /m);
         const metrics = readFileSync(join(record.dir, 'metrics.jsonl'), 'utf8')

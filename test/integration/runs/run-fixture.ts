@@ -92,6 +92,9 @@ export function makeWorkspace(runsDir?: string): Workspace {
     })),
   );
   copyFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), join(dir, 'configs/rewards/multiple_choice_exact.py'));
+  // The DiagAgent spec's agent loop, uploaded with its runs.
+  mkdirSync(join(dir, 'configs/agents'));
+  copyFileSync(join(ROOT, 'configs/agents/exam_simulator_loop.py'), join(dir, 'configs/agents/exam_simulator_loop.py'));
   writeFileSync(
     join(dir, 'configs/rewards/trl_exact.py'),
     'def exact(prompts, completions, solution, **kwargs):\n    return [1.0 if s in c[0]["content"] else 0.0 for c, s in zip(completions, solution)]\n',

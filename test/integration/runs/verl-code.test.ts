@@ -139,6 +139,7 @@ function overrides(spec: RunSpec, version: string): string[] {
     dir: '/home/u/.medrl/runs/table-1',
     dirs,
     rewardFile: '/home/u/r/reward.py',
+    agentLoopFile: '/home/u/.medrl/runs/table-1/agent/exam_simulator_loop.py',
     version,
   });
   const at = cmd.argv.indexOf('verl.trainer.main_ppo');
