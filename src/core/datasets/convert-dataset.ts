@@ -22,7 +22,10 @@ const ConvertMapping = z.object({
   abilityName: z.string().min(1).default('medical'),
   template: z.string().optional(),
   system: z.string().optional(),
-  /** Raw fields copied into `extra_info` (verl) or as extra columns (TRL: they reach the reward function as kwargs). */
+  /**
+   * Raw fields copied into `extra_info` (verl) or as extra columns (TRL: they reach the reward function as kwargs): a
+   * list of strings as a list, anything else as text.
+   */
   extra: z.array(z.string()).default([]),
 });
 type ConvertMapping = z.output<typeof ConvertMapping>;
@@ -107,7 +110,8 @@ function convertRecord(
   const extra: Record<string, unknown> = {};
   for (const f of m.extra) {
     const v = fieldValue(rec, f);
-    extra[f] = v === undefined || v === null ? null : asText(v);
+    // A list of names stays a list (DiagAgent's key_exam_names: its reward compares them as a list); the rest is text.
+    extra[f] = v === undefined || v === null ? null : Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : asText(v);
   }
   const messages = [...(m.system ? [{ role: 'system', content: m.system }] : []), { role: 'user', content: prompt }];
   const id = m.id ? fieldValue(rec, m.id) : undefined;

@@ -8,6 +8,8 @@ import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
 import { verlTrainer } from '../../../src/core/runs/verl-trainer';
 import { rewardUpload } from '../../../src/core/runs/reward-files';
 import { JsonlEpisodeFile } from '../../../src/core/episodes/episode-file';
+import { convertDataset } from '../../../src/core/datasets/convert-dataset';
+import { openDataset } from '../../../src/core/datasets/open-dataset';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { RewardRunner } from '../../../src/core/reward/reward-runner';
 import { localHarnessPath } from '../../../src/core/reward/staging';
@@ -103,7 +105,45 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
     return { overrides, agentDir: join(dir, 'agent') };
   }
 
-  function runLoop(source: string, line: { overrides: string[]; agentDir: string }, record: string, replies = REPLIES): LoopAnswer {
+  /**
+   * The row as `medrl dataset convert` writes it from the seed's data (the fork's diagnose.py fields): the seed's
+   * INSTRUCTION as the system prompt, the case summary as the question, and the record and key examinations copied
+   * into extra_info, where the loop and the reward read them.
+   */
+  async function convertedRow(record: string): Promise<{ prompt: unknown[]; extra_info: Record<string, unknown>; data_source: string }> {
+    const raw = join(tmp, `diagagent-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(
+      raw,
+      JSON.stringify([
+        {
+          case_summary: 'A 24-year-old man with one day of right lower quadrant pain and fever.',
+          final_diagnosis: 'Acute appendicitis',
+          text: record,
+          key_exam_names: ['Complete blood count', 'CT abdomen'],
+        },
+      ]),
+    );
+    const out = await convertDataset(await openDataset(new LocalHost(), raw), {
+      mapping: {
+        question: 'case_summary',
+        answer: 'final_diagnosis',
+        system: SEED_INSTRUCTION,
+        dataSourceName: 'diagnose_dataset',
+        extra: ['text', 'key_exam_names'],
+      },
+    });
+    assert.deepEqual(out.problems, []);
+    return out.train[0] as { prompt: unknown[]; extra_info: Record<string, unknown>; data_source: string };
+  }
+
+  async function runLoop(
+    source: string,
+    line: { overrides: string[]; agentDir: string },
+    record: string,
+    replies = REPLIES,
+  ): Promise<LoopAnswer> {
+    const row = await convertedRow(record);
+    assert.deepEqual(row.extra_info.key_exam_names, ['Complete blood count', 'CT abdomen']);
     const req = {
       verl_root: join(VERL_SOURCES, 'versions', source),
       pylibs: VERL_PYLIBS,
@@ -112,14 +152,8 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
       tokenizer: join(tiny, 'policy'),
       paths: [line.agentDir],
       replies,
-      sample: {
-        raw_prompt: [
-          { role: 'system', content: SEED_INSTRUCTION },
-          { role: 'user', content: 'A 24-year-old man with one day of right lower quadrant pain and fever.' },
-        ],
-        extra_info: { split: 'train', index: 0, text: record, key_exam_names: ['Complete blood count', 'CT abdomen'] },
-        data_source: 'diagnose_dataset',
-      },
+      // verl's RLHFDataset hands the agent loop the row's prompt as raw_prompt and its other columns as they are.
+      sample: { raw_prompt: row.prompt, extra_info: row.extra_info, data_source: row.data_source },
     };
     const r = spawnSync(VERL_PYTHON, [join(STANDINS, 'verl_agent_loop_check.py')], {
       input: JSON.stringify(req),
@@ -135,7 +169,7 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
 
   for (const source of RELEASES) {
     it(`verl ${source}: the policy asks for two examinations, gets both results from the simulator, and diagnoses`, async () => {
-      const out = runLoop(source, await launchLine(source), RECORD);
+      const out = await runLoop(source, await launchLine(source), RECORD);
       assert.deepEqual(
         out.segments.map((s) => s.mask),
         [1, 0, 1, 0, 1],
@@ -159,7 +193,7 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
   }
 
   it('a simulator that keeps failing ends the episode, counted, and the policy is never handed "None"', async () => {
-    const out = runLoop('v0.9.0', await launchLine('v0.9.0'), `${RECORD}\n[[standin-fault:500]]`);
+    const out = await runLoop('v0.9.0', await launchLine('v0.9.0'), `${RECORD}\n[[standin-fault:500]]`);
     assert.equal(out.generate_calls, 1, 'no turn after the failure');
     assert.deepEqual(
       out.segments.map((s) => s.mask),
@@ -176,7 +210,7 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
   });
 
   it("the episode as verl dumps it: the replay shows each turn, the simulator's marked as the environment's, scored by the seed's reward", async () => {
-    const out = runLoop('v0.9.0', await launchLine('v0.9.0'), RECORD);
+    const out = await runLoop('v0.9.0', await launchLine('v0.9.0'), RECORD);
     const judge = await startStandinServer([
       '--served-model-name',
       'Judger',
