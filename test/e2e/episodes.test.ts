@@ -79,6 +79,8 @@ describe('episode replay in real VS Code (code-server + Chromium)', () => {
       'TOOL',
       'ASSISTANT',
     ]);
+    // The tool's answers were written into the response by the environment, not the policy: drawn dashed.
+    assert.equal(await ep(frame).locator('.turn.environment').count(), 2);
     await ep(frame).locator('.badge.warn', { hasText: 'unclosed tag' }).waitFor();
     await ep(frame).locator('.part-tool_call .part-text', { hasText: '"exam": "chest_xray"' }).waitFor();
     await ep(frame).locator('.group-title', { hasText: 'GRPO group 0 · n=4' }).waitFor();
