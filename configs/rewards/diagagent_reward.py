@@ -29,6 +29,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exam_recommendation_f1 import seed_requests  # noqa: E402  (beside this file too)
 from medrl_judge import ask_judge  # noqa: E402  (the helper next to this file)
 
 SENTENCE = "The available information is sufficient to make a diagnosis"
@@ -104,17 +105,7 @@ def _names(value):
 def examination_history(solution_str, extra_info):
     """extra_info["examination_history"] when present, else the examinations the transcript's turns ask for."""
     given = _names((extra_info or {}).get("examination_history"))
-    if given is not None:
-        return given
-    names = []
-    for line in (solution_str or "").split("\n"):
-        for marker in ("needed:", "performed:"):  # the seed's order (extract_examination_name)
-            if marker in line:
-                name = line.split(marker, 1)[1].replace(".", "").strip()
-                if name:
-                    names.append(name)
-                break
-    return names
+    return given if given is not None else seed_requests(solution_str or "")
 
 
 def direct_f1(key_exam_names, recommended_exam_names):

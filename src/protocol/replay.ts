@@ -1,22 +1,10 @@
 import { z } from 'zod';
 import { phiMaskState, setPhiMask } from './phi-mask';
+import { turn } from './turn';
 
 /** Messages of the episode replay webview (webview/replay) and its host (src/vscode/episodes). */
 
 const extraValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-
-const turnPart = z.object({
-  kind: z.enum(['text', 'think', 'tool_call', 'tool_response']),
-  text: z.string(),
-  unclosed: z.boolean().optional(),
-});
-const turn = z.object({
-  role: z.string(),
-  content: z.string(),
-  parts: z.array(turnPart),
-  name: z.string().optional(),
-  environment: z.literal(true).optional(),
-});
 
 const stepSignals = z.object({
   episodes: z.number(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { phiMaskState, setPhiMask } from './phi-mask';
+import { turn } from './turn';
 
 /**
  * Messages of the clinician review page (webview/review) and its host (src/vscode/review). The page is blind: an `item`
@@ -9,19 +10,6 @@ import { phiMaskState, setPhiMask } from './phi-mask';
 
 export const VERDICT_NAMES = ['correct', 'partial', 'incorrect', 'unsafe'] as const;
 const verdict = z.enum(VERDICT_NAMES);
-
-const turnPart = z.object({
-  kind: z.enum(['text', 'think', 'tool_call', 'tool_response']),
-  text: z.string(),
-  unclosed: z.boolean().optional(),
-});
-const turn = z.object({
-  role: z.string(),
-  content: z.string(),
-  parts: z.array(turnPart),
-  name: z.string().optional(),
-  environment: z.literal(true).optional(),
-});
 
 const episodeKey = z.object({ set: z.string(), step: z.number().int().min(0), index: z.number().int().min(0) });
 
