@@ -21,8 +21,7 @@ The examinations asked for go to extra_fields.examination_history (verl 0.8+ pas
 extra_info; the reward can also read them from the transcript).
 
 Tokens: the policy's tokens are kept as it generated them (mask 1); a simulator turn is the chat template's text for that
-user message (mask 0), found as the difference between the conversation rendered with and without it, so the loop needs
-only the tokenizer and any chat template that renders earlier turns unchanged (ChatML, Llama 3).
+user message (mask 0), from chat_turns.py beside this file (uploaded with it).
 """
 import asyncio
 import json
@@ -35,6 +34,8 @@ from typing import Any
 from uuid import uuid4
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
+
+from chat_turns import prompt_ids as conversation_ids, user_turn_ids  # beside this file, uploaded with it
 
 logger = logging.getLogger(__name__)
 logger.setLevel(os.getenv("VERL_LOGGING_LEVEL", "WARN"))
@@ -104,30 +105,6 @@ class ExamSimulatorAgentLoop(AgentLoopBase):
         self.max_turns = rollout.multi_turn.max_assistant_turns or SEED_MAX_TURNS
         self.template_kwargs = dict(getattr(self, "apply_chat_template_kwargs", None) or {})
 
-    def _render(self, messages, generation_prompt):
-        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False,
-                                                  **self.template_kwargs)
-
-    def _encode(self, text):
-        return self.tokenizer.encode(text, add_special_tokens=False)
-
-    def _user_turn_ids(self, messages, content, generated):
-        """The tokens the template puts after the policy's reply (`generated`, its last message) for a new user message,
-        the next assistant header included: the rendered text from the end of the reply on, less the end-of-turn token
-        the policy already generated."""
-        before = self._render(messages, False)
-        after = self._render(messages + [{"role": "user", "content": content}], True)
-        reply = messages[-1]["content"]
-        end = before.rfind(reply)
-        if not after.startswith(before) or end < 0:
-            raise ValueError("the chat template renders earlier turns differently once a user turn follows: this loop "
-                             "cannot add the simulator's answers to the policy's tokens (use a ChatML or Llama 3 model)")
-        tail = before[end + len(reply):] + after[len(before):]
-        last = self.tokenizer.convert_ids_to_tokens(generated[-1]) if generated else None
-        if last in self.tokenizer.all_special_tokens and tail.startswith(last):
-            tail = tail[len(last):]
-        return self._encode(tail)
-
     async def run(self, sampling_params: dict[str, Any], **kwargs) -> AgentLoopOutput:
         messages = [dict(m) for m in kwargs["raw_prompt"]]
         extra_info = kwargs.get("extra_info") or {}
@@ -136,7 +113,7 @@ class ExamSimulatorAgentLoop(AgentLoopBase):
             raise ValueError("the row has no extra_info.text (the patient record the exam simulator answers from): "
                              "convert the data with `medrl dataset convert --kind diagagent`")
         loop = asyncio.get_running_loop()
-        prompt_ids = self._encode(self._render(messages, True))[-self.prompt_length:]
+        prompt_ids = conversation_ids(self.tokenizer, messages, self.template_kwargs)[-self.prompt_length:]
         response_ids, response_mask, logprobs = [], [], []
         history, names, errors, assistant_turns, user_turns = [], [], 0, 0, 0
         ended = "max_turns"
@@ -178,7 +155,7 @@ class ExamSimulatorAgentLoop(AgentLoopBase):
             history.append(f"Exam name:\n{name}\nExam results:\n{result}")
             names.append(name)
             content = f"Here is the test result: {result}"
-            turn_ids = self._user_turn_ids(messages, content, output.token_ids)
+            turn_ids = user_turn_ids(self.tokenizer, messages, content, output.token_ids, self.template_kwargs)
             messages.append({"role": "user", "content": content})
             user_turns += 1
             if len(response_mask) + len(turn_ids) >= self.response_length:

@@ -30,7 +30,7 @@ describe('medrl episodes', () => {
             step: number;
             index: number;
             score: number;
-            turns: { role: string; content: string }[];
+            turns: { role: string; content: string; name?: string; environment?: true }[];
             groundTruth: unknown;
             extra: Record<string, unknown>;
           },
@@ -41,9 +41,10 @@ describe('medrl episodes', () => {
       [...Array(20).keys()],
     );
     assert.ok(eps.every((e) => e.step === 1));
+    // The tools' answers inside the response are the environment's (masked out of the loss), and say so.
     assert.deepEqual(
-      eps[0]!.turns.map((t) => t.role),
-      ['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant'],
+      eps[0]!.turns.map((t) => `${t.role}${t.environment ? ' (environment)' : ''}`),
+      ['system', 'user', 'assistant', 'tool (environment)', 'assistant', 'tool (environment)', 'assistant'],
     );
     assert.equal(eps[0]!.groundTruth, 'Community-acquired pneumonia');
     assert.deepEqual(Object.keys(eps[0]!.extra).sort(), ['acc', 'num_turns', 'pred']);

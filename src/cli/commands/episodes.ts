@@ -10,7 +10,7 @@ import type { Episode } from '../../core/episodes/episode';
 
 function readable(e: Episode, set: string): string {
   const head = `── ${set} step ${e.step} #${e.index}  score ${e.score ?? '–'}${e.dataSource ? `  ${e.dataSource}` : ''}  (${recordPlace(e.location.file, e.location)})`;
-  const turns = e.turns.map((t) => `[${t.role}${t.name ? ` ${t.name}` : ''}]\n${t.content}`);
+  const turns = e.turns.map((t) => `[${t.role}${t.name ? ` ${t.name}` : ''}${t.environment ? ' (environment)' : ''}]\n${t.content}`);
   const gt = `[ground truth] ${typeof e.groundTruth === 'string' ? e.groundTruth : JSON.stringify(e.groundTruth ?? null)}`;
   const extra = Object.keys(e.extra).length ? `[extra] ${JSON.stringify(e.extra)}` : '';
   return [head, ...turns, gt, extra].filter(Boolean).join('\n');
@@ -22,7 +22,7 @@ export const episodesCommand: Command = {
   usage: 'medrl episodes PATH [--step N] [--set rollouts|validation|completions] [--host H] [--config FILE_OR_DIR] [--json]',
   details: `PATH is a run folder (its rollouts/, validation/, output/completions/), a folder of {step}.jsonl dumps or
 completions_{step}.parquet files, or one .jsonl/.parquet file; on --host H (a host of medrl.yaml) it is read there
-through range reads. --json prints one JSON object per line: {set, step, index, score, turns: [{role, content}], groundTruth, extra}.
+through range reads. --json prints one JSON object per line: {set, step, index, score, turns: [{role, content, name?, environment?}], groundTruth, extra}.
 Malformed lines are reported on stderr with file and line; the rest is still printed (exit code 1).`,
   options: { step: { type: 'string' }, set: { type: 'string' }, host: { type: 'string' }, config: { type: 'string', short: 'c' } },
   async run(ctx) {
@@ -56,7 +56,7 @@ Malformed lines are reported on stderr with file and line; the rest is still pri
             printed++;
             if (ctx.json) {
               await out.write(
-                `${JSON.stringify({ set: c.name, step: x.step, index: x.index, score: x.score, turns: x.turns.map((t) => ({ role: t.role, content: t.content })), groundTruth: x.groundTruth ?? null, extra: x.extra })}\n`,
+                `${JSON.stringify({ set: c.name, step: x.step, index: x.index, score: x.score, turns: x.turns.map((t) => ({ role: t.role, content: t.content, name: t.name, environment: t.environment })), groundTruth: x.groundTruth ?? null, extra: x.extra })}\n`,
               );
             } else {
               // Model output may hold escape codes (colours, cursor moves, a window title): shown, never obeyed.

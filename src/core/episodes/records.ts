@@ -1,4 +1,5 @@
 import type { ExtraValue, Turn } from './episode';
+import { labelGameTurns } from './selfplay-game';
 import { splitParts, splitTranscript } from './transcript';
 
 /** The trainer formats an episode file can hold (../shared/docs/trainer-formats.md). */
@@ -62,7 +63,8 @@ export function verlRecord(obj: Obj): EpisodeRecord {
     groundTruth: gts,
     dataSource: typeof data_source === 'string' ? data_source : undefined,
     extra,
-    turns: () => splitTranscript(prompt, response),
+    // A self-play game's sample names its turns by who played them (attacker, assessor, referee).
+    turns: () => labelGameTurns(splitTranscript(prompt, response), extra),
   };
 }
 

@@ -20,9 +20,12 @@ const command = (spec: RunSpec, version?: string) =>
   verlTrainer.command({ spec, id: 'r1', dir: '/home/u/.medrl/runs/r1', dirs, rewardFile: REWARD, agentLoopFile: AGENT_LOOP, version });
 const AGENT_LOOP = '/home/u/.medrl/runs/r1/agent/exam_simulator_loop.py';
 const arg = (argv: string[], key: string) => argv.find((a) => a.startsWith(`${key}=`))?.slice(key.length + 1);
-/** A spec like the seeds: GRPO on 8 GPUs, with the given overrides. */
-const grpo = (overrides: Record<string, string | number | boolean>, extra: Partial<RunSpec> = {}): RunSpec =>
-  ({ ...seed('medec-selfplay-verl.yaml'), resources: { nodes: 1, gpusPerNode: 8 }, overrides, ...extra }) as RunSpec;
+/** A spec like the seeds: single-turn GRPO on 8 GPUs (the MEDEC seed without its game loop), with the given overrides. */
+const grpo = (overrides: Record<string, string | number | boolean>, extra: Partial<RunSpec> = {}): RunSpec => {
+  const medec = seed('medec-selfplay-verl.yaml');
+  const rollout = { ...medec.rollout!, agentLoop: undefined };
+  return { ...medec, rollout, resources: { nodes: 1, gpusPerNode: 8 }, overrides, ...extra } as RunSpec;
+};
 
 /** verl's own checks, as the stand-in runs them (real python3): the message it would refuse with, or '' when it starts. */
 function standinRefusal(argv: string[], env: Record<string, string> = {}): string {
@@ -95,7 +98,7 @@ describe("verl launch: the spec's agent loop (rollout.agentLoop)", () => {
     assert.equal(cmd.pythonPath, `${posix.dirname(REWARD)}:/home/u/.medrl/runs/r1/agent`);
     // No loop, no agent keys.
     assert.equal(
-      arg(command(seed('medec-selfplay-verl.yaml'), '0.9.0').argv, 'actor_rollout_ref.rollout.agent.default_agent_loop'),
+      arg(command(seed('ecg-qa-verl-grpo-lora.yaml'), '0.9.0').argv, 'actor_rollout_ref.rollout.agent.default_agent_loop'),
       undefined,
     );
   });
@@ -201,7 +204,7 @@ describe('verl launch: the batch keys verl requires', () => {
     const spec = grpo({ 'data.train_batch_size': 32, 'trainer.save_freq': 5 }, { algorithm: 'ppo' });
     const argv = command(spec).argv;
     assert.equal(arg(argv, 'algorithm.adv_estimator'), 'gae');
-    assert.equal(arg(argv, 'critic.model.path'), 'Qwen/Qwen3-4B');
+    assert.equal(arg(argv, 'critic.model.path'), spec.model);
     assert.ok(arg(argv, 'critic.ppo_micro_batch_size_per_gpu'));
     assert.deepEqual(verlTrainer.problems(spec, 'spec.yaml'), []);
     assert.equal(standinRefusal(argv), '');

@@ -1,20 +1,17 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix } from 'node:path';
-import { parseRunSpec } from '../../../src/core/runs/load-run-spec';
-import { verlTrainer } from '../../../src/core/runs/verl-trainer';
-import { rewardUpload } from '../../../src/core/runs/reward-files';
+import { dirname, join } from 'node:path';
 import { JsonlEpisodeFile } from '../../../src/core/episodes/episode-file';
 import { convertDataset } from '../../../src/core/datasets/convert-dataset';
 import { openDataset } from '../../../src/core/datasets/open-dataset';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { RewardRunner } from '../../../src/core/reward/reward-runner';
 import { localHarnessPath } from '../../../src/core/reward/staging';
-import { ROOT, STANDINS } from './run-fixture';
-import { VERL_PYLIBS, VERL_PYTHON, VERL_SOURCES, tinyModels, verlCodeMissing } from './verl-code';
+import { ROOT } from './run-fixture';
+import { VERL_SOURCES, tinyModels, verlCodeMissing } from './verl-code';
+import { agentLaunchLine, runAgentLoop, type LaunchLine, type LoopAnswer as AgentLoopAnswer } from './agent-loop-fixture';
 import { startStandinServer, type StandinServer } from '../fixtures/openai-standin';
 
 /**
@@ -53,15 +50,7 @@ function simulatorRules(dir: string): string {
   return file;
 }
 
-interface LoopAnswer {
-  version: string;
-  prompt: string;
-  response: string;
-  segments: Array<{ mask: number; text: string }>;
-  num_turns: number;
-  extra_fields: { examination_history: string[]; exam_simulator_errors: number; dialogue_end: string };
-  generate_calls: number;
-}
+type LoopAnswer = AgentLoopAnswer<{ examination_history: string[]; exam_simulator_errors: number; dialogue_end: string }>;
 
 describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/exam_simulator_loop.py)", () => {
   let simulator: StandinServer;
@@ -76,34 +65,7 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
   });
   after(() => simulator?.stop());
 
-  /** The shipped spec's launch line for `source`'s verl, with its agent loop files written where the line points. */
-  async function launchLine(source: string): Promise<{ overrides: string[]; agentDir: string }> {
-    const spec = parseRunSpec(readFileSync(SPEC_FILE, 'utf8'), SPEC_FILE).spec!;
-    const dir = join(tmp, `run-${source}`);
-    const upload = await rewardUpload(ROOT, spec.rollout!.agentLoop!.path, SPEC_FILE, 'rollout.agentLoop.path');
-    const version = source === 'main' ? '0.10.0.dev' : source.slice(1);
-    const cmd = verlTrainer.command({
-      spec,
-      id: 'diagagent',
-      dir,
-      dirs: { home: tmp, workdir: tmp },
-      rewardFile: posix.join(dir, 'reward', 'diagagent_reward.py'),
-      agentLoopFile: posix.join(dir, 'agent', upload.main),
-      version,
-    });
-    for (const [name, text] of Object.entries({
-      ...upload.files,
-      ...Object.fromEntries(Object.entries(cmd.files ?? {}).map(([k, v]) => [k.slice('agent/'.length), v])),
-    })) {
-      mkdirSync(dirname(join(dir, 'agent', name)), { recursive: true });
-      writeFileSync(join(dir, 'agent', name), text);
-    }
-    const overrides = cmd.argv
-      .slice(cmd.argv.indexOf('verl.trainer.main_ppo') + 1)
-      .map((a) => (a.startsWith('actor_rollout_ref.model.path=') ? `actor_rollout_ref.model.path=${join(tiny, 'policy')}` : a));
-    assert.ok(cmd.pythonPath?.split(':').includes(join(dir, 'agent')), `the agent loop's folder is on PYTHONPATH: ${cmd.pythonPath}`);
-    return { overrides, agentDir: join(dir, 'agent') };
-  }
+  const launchLine = async (source: string) => agentLaunchLine(SPEC_FILE, source, tmp, tiny);
 
   /**
    * The row as `medrl dataset convert` writes it from the seed's data (the fork's diagnose.py fields): the seed's
@@ -136,33 +98,14 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
     return out.train[0] as { prompt: unknown[]; extra_info: Record<string, unknown>; data_source: string };
   }
 
-  async function runLoop(
-    source: string,
-    line: { overrides: string[]; agentDir: string },
-    record: string,
-    replies = REPLIES,
-  ): Promise<LoopAnswer> {
+  async function runLoop(source: string, line: LaunchLine, record: string, replies = REPLIES): Promise<LoopAnswer> {
     const row = await convertedRow(record);
     assert.deepEqual(row.extra_info.key_exam_names, ['Complete blood count', 'CT abdomen']);
-    const req = {
-      verl_root: join(VERL_SOURCES, 'versions', source),
-      pylibs: VERL_PYLIBS,
-      overrides: line.overrides,
-      agent_name: 'medrl_agent_loop',
-      tokenizer: join(tiny, 'policy'),
-      paths: [line.agentDir],
-      replies,
-      // verl's RLHFDataset hands the agent loop the row's prompt as raw_prompt and its other columns as they are.
-      sample: { raw_prompt: row.prompt, extra_info: row.extra_info, data_source: row.data_source },
-    };
-    const r = spawnSync(VERL_PYTHON, [join(STANDINS, 'verl_agent_loop_check.py')], {
-      input: JSON.stringify(req),
-      encoding: 'utf8',
-      timeout: 300_000,
-      env: { ...process.env, MEDRL_EXAM_SIMULATOR_URL: simulator.url, MEDRL_EXAM_SIMULATOR_MODEL: 'EHRGenerator' },
+    // verl's RLHFDataset hands the agent loop the row's prompt as raw_prompt and its other columns as they are.
+    return runAgentLoop(source, line, tiny, { raw_prompt: row.prompt, extra_info: row.extra_info, data_source: row.data_source }, replies, {
+      MEDRL_EXAM_SIMULATOR_URL: simulator.url,
+      MEDRL_EXAM_SIMULATOR_MODEL: 'EHRGenerator',
     });
-    assert.equal(r.status, 0, `verl_agent_loop_check.py on ${source}: ${r.stderr.slice(-3000)}`);
-    return JSON.parse(r.stdout) as LoopAnswer;
   }
 
   it('runs on this machine (scripts/setup-verl-check.sh)', () => assert.equal(missing, undefined));

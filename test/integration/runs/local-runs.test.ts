@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { listRuns } from '../../../src/core/runs/list-runs';
@@ -42,12 +42,16 @@ describe('runs on the local host with the stand-in trainers (detached processes)
             /^verl 0\.7\.0\.dev's own code accepted the launch line \(hydra compose, verl\.utils\.config\.validate_config\)$/m,
           );
         if (spec.rollout?.agentLoop) {
-          // DiagAgent: its agent loop went with the run, and verl finds it through the config and PYTHONPATH.
+          // DiagAgent and MEDEC: the agent loop went with the run with the module it imports, and verl finds it through
+          // the config and PYTHONPATH.
+          const loop = spec.rollout.agentLoop;
+          const module = basename(loop.path, '.py');
           assert.equal(
             readFileSync(join(record.dir, 'agent/agent_loops.yaml'), 'utf8'),
-            '- name: medrl_agent_loop\n  _target_: exam_simulator_loop.ExamSimulatorAgentLoop\n',
+            `- name: medrl_agent_loop\n  _target_: ${module}.${loop.class}\n`,
           );
-          assert.ok(existsSync(join(record.dir, 'agent/exam_simulator_loop.py')));
+          assert.ok(existsSync(join(record.dir, 'agent', `${module}.py`)));
+          assert.ok(existsSync(join(record.dir, 'agent/chat_turns.py')), 'the shared module it imports');
           const launch = readFileSync(join(record.dir, 'launch.sh'), 'utf8');
           assert.match(launch, /actor_rollout_ref\.rollout\.agent\.default_agent_loop=medrl_agent_loop/);
           assert.ok(launch.includes(`export PYTHONPATH=${join(record.dir, 'reward')}:${join(record.dir, 'agent')}`), launch);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -92,9 +92,10 @@ export function makeWorkspace(runsDir?: string): Workspace {
     })),
   );
   copyFileSync(join(ROOT, 'configs/rewards/multiple_choice_exact.py'), join(dir, 'configs/rewards/multiple_choice_exact.py'));
-  // The DiagAgent spec's agent loop, uploaded with its runs.
+  // The DiagAgent and MEDEC specs' agent loops and the module they share, uploaded with their runs.
   mkdirSync(join(dir, 'configs/agents'));
-  copyFileSync(join(ROOT, 'configs/agents/exam_simulator_loop.py'), join(dir, 'configs/agents/exam_simulator_loop.py'));
+  for (const f of readdirSync(join(ROOT, 'configs/agents')).filter((n) => n.endsWith('.py')))
+    copyFileSync(join(ROOT, 'configs/agents', f), join(dir, 'configs/agents', f));
   writeFileSync(
     join(dir, 'configs/rewards/trl_exact.py'),
     'def exact(prompts, completions, solution, **kwargs):\n    return [1.0 if s in c[0]["content"] else 0.0 for c, s in zip(completions, solution)]\n',
