@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares what the tests need to run verl's own code on launch lines (standins/verl_code_check.py), idempotent:
-#   .tools/verl-venv     Python 3 venv with verl's imports (torch for CPU, ray, transformers, datasets, pyarrow, pandas)
+#   .tools/verl-venv     Python 3 venv with verl's imports (torch for CPU, ray, transformers, datasets, pyarrow, pandas), and
+#                        TRL with accelerate: the real TRL runs of test/integration/runs/trl-real.test.ts
 #   .tools/verl-pylibs   shared/verl/pylibs (Hydra 1.3.2, omegaconf 2.3.0, ANTLR 4.9.3 runtime) with Hydra's override
 #                        grammar generated: shared/ holds hydra/grammar/gen empty. Debian's ANTLR tool is 4.7.2; its
 #                        Python target writes the same serialized ATN (version 3) that the 4.9.3 runtime reads, so the
@@ -35,8 +36,8 @@ fi
 
 venv="$root/.tools/verl-venv"
 # The agent loop's imports too (cachetools, peft, aiohttp, fastapi, uvicorn): test/integration/runs/agent-loop.test.ts.
-wheels=(torch torchdata pydantic pyzmq pillow ray transformers datasets pyarrow pandas numpy orjson packaging cachetools peft aiohttp fastapi uvicorn)
-imports='import torch, torchdata, pydantic, zmq, PIL, ray, transformers, datasets, pyarrow, pandas, cachetools, peft, aiohttp, fastapi, uvicorn'
+wheels=(trl accelerate torch torchdata pydantic pyzmq pillow ray transformers datasets pyarrow pandas numpy orjson packaging cachetools peft aiohttp fastapi uvicorn)
+imports='import trl, accelerate, torch, torchdata, pydantic, zmq, PIL, ray, transformers, datasets, pyarrow, pandas, cachetools, peft, aiohttp, fastapi, uvicorn'
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "$imports" 2>/dev/null; then
   echo "[medrl] installing verl's imports into .tools/verl-venv (torch for CPU, ray, transformers, datasets, pyarrow)"
   python3 -m venv "$venv"

@@ -7,6 +7,9 @@
 #
 # Specs: SFT (a data file), GRPO with a reward function (a folder), GRPO with a reward model (a data file), DPO (a folder),
 # GRPO+LoRA (a data file), then SFT resumed from the first SFT run's checkpoint-4.
+# On a machine without a GPU (npm test's test/integration/runs/trl-real.test.ts), MEDRL_HARNESS_CPU=1 asks for no GPU
+# and adds TRL's `use_cpu: true` and `bf16: false` to every spec; MEDRL_HARNESS_RUNS names the runs to submit (default
+# all six; sft-resume needs sft).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -41,7 +44,9 @@ hosts:
 defaults: { host: local, scheduler: ssh }
 EOF
 
-spec() { # NAME ALGORITHM DATA [EXTRA YAML] [EXTRA OVERRIDES]: a spec on the local host, one GPU, a few steps
+gpus=1 cpu_over=
+if [ -n "${MEDRL_HARNESS_CPU:-}" ]; then gpus=0; cpu_over=$'  use_cpu: true\n  bf16: false'; fi
+spec() { # NAME ALGORITHM DATA [EXTRA YAML] [EXTRA OVERRIDES]: a spec on the local host, one GPU (or none), a few steps
   local steps=6 save=3 batch=8
   [ "$2" = sft ] && { steps=8; save=4; batch=4; }
   cat > "configs/$1.yaml" <<EOF
@@ -53,7 +58,7 @@ scheduler: ssh
 model: $(q "$tiny/policy")
 data:
   train: $(q "$3")
-resources: { nodes: 1, gpusPerNode: 1 }
+resources: { nodes: 1, gpusPerNode: $gpus }
 ${4:-}
 overrides:
   max_steps: $steps
@@ -62,6 +67,7 @@ overrides:
   per_device_train_batch_size: $batch
   learning_rate: 1.0e-4
   seed: 42
+${cpu_over}
 ${5:-}
 EOF
 }
@@ -100,9 +106,10 @@ wait_for() { # NAME...: until each has an exit_code (job.sh writes it), at most 
 }
 
 : > "$cli_out/ids"
-for n in sft grpo-fn grpo-rm dpo grpo-lora; do submit "$n"; done
+runs=" ${MEDRL_HARNESS_RUNS:-sft grpo-fn grpo-rm dpo grpo-lora sft-resume} "
+for n in sft grpo-fn grpo-rm dpo grpo-lora; do [[ $runs == *" $n "* ]] && submit "$n"; done
 wait_for sft
-if ended sft; then
+if [[ $runs == *" sft-resume "* ]] && ended sft; then
   # "Resume from checkpoint": a new run whose overrides name the checkpoint (trlTrainer.resumeOverrides).
   spec sft-resume sft "$tiny/data/sft/train.jsonl" '' "  max_length: 256
   eval_strategy: steps

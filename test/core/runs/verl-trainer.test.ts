@@ -204,7 +204,7 @@ describe('verl launch: the batch keys verl requires', () => {
     const spec = grpo({ 'data.train_batch_size': 32, 'trainer.save_freq': 5 }, { algorithm: 'ppo' });
     const argv = command(spec).argv;
     assert.equal(arg(argv, 'algorithm.adv_estimator'), 'gae');
-    assert.equal(arg(argv, 'critic.model.path'), spec.model);
+    assert.equal(arg(argv, 'critic.model.path'), arg(argv, 'actor_rollout_ref.model.path'));
     assert.ok(arg(argv, 'critic.ppo_micro_batch_size_per_gpu'));
     assert.deepEqual(verlTrainer.problems(spec, 'spec.yaml'), []);
     assert.equal(standinRefusal(argv), '');
