@@ -8,7 +8,7 @@ import { ROOT, VERL_PYTHON } from './run-fixture';
 
 /**
  * Real TRL on this machine's CPU, through the `medrl` CLI: the GPU harness (test/gpu/run.sh) with no GPU. It submits
- * real `trl sft` (with evaluation), `trl grpo` with a reward function, `trl dpo` and an SFT resumed from a checkpoint of
+ * real `trl sft` (with evaluation), `trl grpo` (a reward function, a reward model, LoRA), `trl dpo` and an SFT resumed from a checkpoint of
  * the first, on tiny random Qwen2 models built offline, to the `local` host, waits for them, and checks what `medrl
  * runs|metrics|checkpoints|episodes` say against what TRL wrote (check_results.py: trainer_state.json's log_history
  * step by step, every checkpoint-N, every completion row of every step with its reward).
@@ -23,7 +23,7 @@ describe('real TRL on CPU, submitted and read back through the medrl CLI (test/g
     assert.ok(existsSync(join(VENV_BIN, 'trl')), `no trl in ${VENV_BIN}`);
   });
 
-  it('SFT, GRPO with a reward function, DPO and a resumed SFT run for real; runs, metrics, checkpoints and episodes match what TRL wrote', () => {
+  it('SFT, GRPO (a reward function, a reward model, LoRA), DPO and a resumed SFT run for real; runs, metrics, checkpoints and episodes match what TRL wrote', () => {
     const work = mkdtempSync(join(tmpdir(), 'medrl-trl-real-'));
     const r = spawnSync('bash', [join(ROOT, 'test', 'gpu', 'run.sh'), work], {
       encoding: 'utf8',
