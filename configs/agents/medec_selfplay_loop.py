@@ -172,8 +172,6 @@ class MedecSelfPlayAgentLoop(AgentLoopBase):
         record = {"role": role, "mode": f"{game}_{'harmful' if harmful else 'benign'}", "attack_valid": 1,
                   "refusal": "", "sentence_id": -1, "original_sentence": "", "new_sentence": "", "assessor_reply": ""}
         metrics = {}
-        response_ids, response_mask, logprobs = [], [], []
-        attack_ids = attack_reply = None
         if game == "adversarial":
             task = (HARMFUL_TASK.format(sentence=error_sentence, correction=correction or "", note=render_note(lines))
                     if harmful else BENIGN_TASK.format(note=render_note(lines)))
@@ -188,9 +186,8 @@ class MedecSelfPlayAgentLoop(AgentLoopBase):
                 attacked[sid] = new_text
                 assessor_messages = with_note(assessor_messages, note, render_note(attacked))
         if role == "assessor":
-            # An illegal move leaves the note as it was: the assessor plays the vanilla game on it.
-            if game == "adversarial" and record["attack_valid"] == 0:
-                assessor_messages = [dict(m) for m in kwargs["raw_prompt"]]
+            # assessor_messages holds the attacker's note only for a legal move: after an illegal one the assessor plays
+            # the vanilla game on the note as it was.
             prompt_ids, generated, generated_logprobs, verdict = await self._play(assessor_messages, sampling_params,
                                                                                   metrics)
             response_ids, response_mask, logprobs = generated, [1] * len(generated), generated_logprobs

@@ -1,7 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { RewardRunner } from '../../../src/core/reward/reward-runner';
@@ -332,13 +331,9 @@ describe('seed-task reward functions on the real samples', () => {
 
   describe("the DiagAgent seed's reward (diagagent_reward.py) with a rule-answering stand-in judge", () => {
     let judge: StandinServer;
-    let dir: string;
     before(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'medrl-diagagent-'));
-      const rules = join(dir, 'rules.json');
-      writeFileSync(
-        rules,
-        JSON.stringify([
+      judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk'], {
+        answers: [
           // "Incorrect" must count as wrong (the seed's `'correct' in response.lower()` counts it as correct).
           { pattern: '\\[gt_diag\\]\\nGout$', reply: 'Incorrect' },
           // Correct when the judged text (the seed keeps the "Diagnosis:" label) names the reference exactly.
@@ -346,14 +341,10 @@ describe('seed-task reward functions on the real samples', () => {
           { pattern: '\\[pred_diag\\]', reply: 'Wrong' },
           { pattern: 'how many of the recommended exams appear in the key exam list', reply: '2' },
           { pattern: 'how many of the key exams appear in the recommended exam list', reply: 'Matches: 1' },
-        ]),
-      );
-      judge = await startStandinServer(['--served-model-name', 'Judger', '--api-key', 'jk', '--answers', rules]);
+        ],
+      });
     });
-    after(async () => {
-      await judge.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    after(() => judge.stop());
     const env = (extra: Record<string, string> = {}) => ({
       MEDRL_JUDGE_URL: judge.url,
       MEDRL_JUDGE_MODEL: 'Judger',

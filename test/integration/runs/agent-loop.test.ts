@@ -12,7 +12,7 @@ import { localHarnessPath } from '../../../src/core/reward/staging';
 import { ROOT } from './run-fixture';
 import { VERL_SOURCES, tinyModels, verlCodeMissing } from './verl-code';
 import { agentLaunchLine, runAgentLoop, type LaunchLine, type LoopAnswer as AgentLoopAnswer } from './agent-loop-fixture';
-import { startStandinServer, type StandinServer } from '../fixtures/openai-standin';
+import { startStandinServer, type AnswerRule, type StandinServer } from '../fixtures/openai-standin';
 
 /**
  * DiagAgent's examination dialogue (configs/agents/exam_simulator_loop.py) run by verl's own agent-loop classes on the
@@ -37,17 +37,14 @@ const REPLIES = [
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The simulator's answers, only to the seed's prompt: the record, the earlier results joined by <SEP>, the exam asked. */
-function simulatorRules(dir: string): string {
+function simulatorRules(): AnswerRule[] {
   const context = `${RECORD}\nThe following summarizes the results from the patient's medical examination:\n`;
   const first = 'Exam name:\nComplete blood count\nExam results:\n';
-  const rules = [
+  return [
     { pattern: `^${esc(`${context}${first}`)}$`, reply: `${CBC}<SEP>Exam name:\nleaked next exam` },
     { pattern: `^${esc(`${context}${first}${CBC}<SEP>Exam name:\nCT abdomen\nExam results:\n`)}$`, reply: CT },
     { pattern: '[\\s\\S]', reply: 'UNEXPECTED PROMPT' },
   ];
-  const file = join(dir, 'simulator-rules.json');
-  writeFileSync(file, JSON.stringify(rules));
-  return file;
 }
 
 type LoopAnswer = AgentLoopAnswer<{ examination_history: string[]; exam_simulator_errors: number; dialogue_end: string }>;
@@ -60,7 +57,7 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
 
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'medrl-agent-loop-'));
-    simulator = await startStandinServer(['--served-model-name', 'EHRGenerator', '--answers', simulatorRules(tmp)], { model: 'DiagGym' });
+    simulator = await startStandinServer(['--served-model-name', 'EHRGenerator'], { model: 'DiagGym', answers: simulatorRules() });
     if (!missing) tiny = tinyModels();
   });
   after(() => simulator?.stop());
@@ -154,23 +151,13 @@ describe("DiagAgent's examination dialogue in verl's agent loop (configs/agents/
 
   it("the episode as verl dumps it: the replay shows each turn, the simulator's marked as the environment's, scored by the seed's reward", async () => {
     const out = await runLoop('v0.9.0', await launchLine('v0.9.0'), RECORD);
-    const judge = await startStandinServer([
-      '--served-model-name',
-      'Judger',
-      '--answers',
-      (() => {
-        const file = join(tmp, 'judge-rules.json');
-        writeFileSync(
-          file,
-          JSON.stringify([
-            // The seed sends the text after its sentence up to "Reason:", label included.
-            { pattern: '\\[pred_diag\\]\\n(?:Diagnosis: )?(.+?)\\n\\n\\[gt_diag\\]\\n\\1$', reply: 'Correct' },
-            { pattern: '\\[pred_diag\\]', reply: 'Wrong' },
-          ]),
-        );
-        return file;
-      })(),
-    ]);
+    const judge = await startStandinServer(['--served-model-name', 'Judger'], {
+      answers: [
+        // The seed sends the text after its sentence up to "Reason:", label included.
+        { pattern: '\\[pred_diag\\]\\n(?:Diagnosis: )?(.+?)\\n\\n\\[gt_diag\\]\\n\\1$', reply: 'Correct' },
+        { pattern: '\\[pred_diag\\]', reply: 'Wrong' },
+      ],
+    });
     const runner = new RewardRunner({
       host: new LocalHost(),
       harnessPath: localHarnessPath(),

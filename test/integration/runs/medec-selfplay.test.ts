@@ -67,16 +67,13 @@ describe("MEDEC self-play in verl's agent loop (configs/agents/medec_selfplay_lo
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'medrl-medec-'));
     if (!missing) tiny = tinyModels();
-    const rules = join(tmp, 'judge-rules.json');
     // The judge calls an edit an error unless it only rewords the correct sentence (here: the same words, reordered).
-    writeFileSync(
-      rules,
-      JSON.stringify([
+    judge = await startStandinServer(['--served-model-name', 'Judger'], {
+      answers: [
         { pattern: 'Correct sentence: (.*)\\nEdited sentence: Infection: (.*)$', reply: 'No' },
         { pattern: 'Correct sentence:', reply: 'Yes' },
-      ]),
-    );
-    judge = await startStandinServer(['--served-model-name', 'Judger', '--answers', rules]);
+      ],
+    });
   });
   after(() => judge?.stop());
 
