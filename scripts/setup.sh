@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything MedRL Studio's demo and tests need on a fresh Debian/Ubuntu machine (idempotent):
-# system packages (OpenSSH server, Slurm + munge, Chromium, python3, headers for code-server's native modules),
+# system packages (OpenSSH server, Slurm + munge, Chromium, python3, iproute2 for the two-node tests, headers for
+# code-server's native modules),
 # the npm dependencies, and code-server (real VS Code for the browser) with the Node 24 it runs on.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -9,7 +10,7 @@ SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 
 packages=(openssh-server openssh-client slurm-wlm munge chromium python3 git ca-certificates
-          libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev fonts-dejavu-core procps)
+          libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev fonts-dejavu-core procps iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -158,3 +158,54 @@ class Knobs:
         if self.crash_at is not None and step >= self.crash_at:
             raise RuntimeError(f"stand-in: crash requested at step {step} (MEDRL_STANDIN_CRASH_AT_STEP)")
         time.sleep(self.pace)
+
+
+def join_machines(launch):
+    """What a multi-machine accelerate launch needs before training: every machine reaches the main process.
+
+    `launch` maps accelerate's flags to their values (`--num_machines` ...). With more than one machine, machine 0
+    listens on --main_process_port (torch's TCPStore binds every address) and waits for the others; the others connect to
+    --main_process_ip:--main_process_port, as torch.distributed's rendezvous does, and fail as it does when they cannot
+    (MEDRL_STANDIN_RENDEZVOUS_SECONDS, default 120). Returns this machine's rank (0 on a single machine)."""
+    import socket
+
+    def value(flag, default=None):
+        v = launch.get(flag)
+        return (v[-1] if isinstance(v, list) else v) if v not in (None, []) else default
+
+    machines = int(value("--num_machines", 1))
+    if machines < 2:
+        return 0
+    rank = int(value("--machine_rank", 0))
+    ip, port = value("--main_process_ip"), value("--main_process_port")
+    # accelerate/utils/launch.py prepare_simple_launcher_cmd_env asserts these
+    assert ip is not None, "When using multiple machines, you need to specify the main process IP."
+    assert port is not None, "When using multiple machines, you need to specify the main process port."
+    timeout = env_float("MEDRL_STANDIN_RENDEZVOUS_SECONDS", 120)
+    deadline = time.time() + timeout
+    if rank == 0:
+        server = socket.create_server(("", int(port)), reuse_port=False)
+        server.settimeout(timeout)
+        peers = set()
+        while len(peers) < machines - 1:
+            try:
+                conn, _ = server.accept()
+            except socket.timeout:
+                raise RuntimeError(f"torch.distributed.DistStoreError: Timed out after {timeout:g} seconds waiting for clients. {len(peers) + 1}/{machines} clients joined.")
+            with conn:
+                peers.add(conn.recv(16).decode().strip())
+                conn.sendall(b"ok\n")
+        server.close()
+    else:
+        while True:
+            try:
+                with socket.create_connection((ip, int(port)), timeout=5) as conn:
+                    conn.sendall(f"{rank}\n".encode())
+                    if conn.recv(16).startswith(b"ok"):
+                        break
+            except OSError:
+                if time.time() > deadline:
+                    raise RuntimeError(f"torch.distributed.DistNetworkError: The client socket has timed out after {timeout:g}s while trying to connect to ({ip}, {port}).")
+                time.sleep(0.5)
+    print(f"MedRL stand-in: machine {rank} of {machines} joined the main process at {ip}:{port} from {socket.gethostname()}", flush=True)
+    return rank

@@ -70,48 +70,76 @@ print(dist, stage, ds)
 /**
  * Runs one task on every alive node of the Ray cluster (pinned with NodeAffinitySchedulingStrategy, soft=False, and no
  * CPU so a busy node still runs it) that says which of the paths (argv[1], JSON) it cannot see. Only paths this host
- * sees are asked about (the others are the file checks' to report). Prints one JSON line: {"nodes": [{"node" (its
- * hostname), "ip", "missing"}]}, or {"error"} when Ray cannot be imported or reached. RAY_ADDRESS may be the dashboard's http:// address
- * (what `ray job submit` takes): ray.init then finds the cluster this host runs ("auto").
+ * sees are asked about (the others are the file checks' to report). Seeing the same path is not enough: a node's own
+ * /scratch or /tmp has the runs folder's path too. So a node must see a file's size and modification time as this host
+ * does, and, in a folder, a marker file this probe makes there for the check (and removes). Prints one JSON line:
+ * {"nodes": [{"node" (its hostname), "ip", "missing"}]}, or {"error"} when Ray cannot be imported or reached.
+ * RAY_ADDRESS may be the dashboard's http:// address (what `ray job submit` takes): ray.init then finds the cluster this
+ * host runs ("auto").
  */
 const RAY_NODES_PROBE = String.raw`
-import json, os, sys
-paths = [p for p in json.loads(sys.argv[1]) if os.path.exists(p)]
-try:
-    import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-except Exception as e:
-    print(json.dumps({"error": "ray is not importable in python3 after the setup lines (%s)" % type(e).__name__}))
-    sys.exit()
-address = os.environ.get("RAY_ADDRESS", "")
-# A GCS address (host:port) is the cluster; the dashboard's http:// one (what ray job submit takes) is not: the
-# cluster this host runs is found then ("auto"). ray.init(address="auto") would ignore RAY_ADDRESS and read the last
-# cluster started on this machine instead.
-if address.startswith(("http://", "https://")) or not address:
-    address = "auto"
-try:
-    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-except Exception as e:
-    print(json.dumps({"error": "cannot connect to the Ray cluster at %s (%s: %s)" % (address, type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")}))
-    sys.exit()
-@ray.remote(num_cpus=0)
-def look(paths):
-    import socket
-    return {"host": socket.gethostname(), "missing": [p for p in paths if not os.path.exists(p)]}
-nodes = [n for n in ray.nodes() if n.get("Alive")]
-refs = [look.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(paths) for n in nodes]
-ready, _ = ray.wait(refs, num_returns=len(refs), timeout=60)
-out = []
-for n, r in zip(nodes, refs):
-    e = {"node": n.get("NodeManagerHostname") or n["NodeID"], "ip": n.get("NodeManagerAddress"), "missing": None}
+import json, os, signal, sys, tempfile
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # timeout's TERM: remove the markers (finally) before going
+def signature(p):
+    st = os.stat(p)
+    return None if os.path.isdir(p) else [st.st_size, st.st_mtime_ns]
+def probe(items):
     try:
-        if r in ready:
-            e.update(ray.get(r))
-            e["node"] = e.pop("host")
-    except Exception:
-        pass
-    out.append(e)
-print(json.dumps({"nodes": out}))
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    except Exception as e:
+        return {"error": "ray is not importable in python3 after the setup lines (%s)" % type(e).__name__}
+    address = os.environ.get("RAY_ADDRESS", "")
+    # A GCS address (host:port) is the cluster; the dashboard's http:// one (what ray job submit takes) is not: the
+    # cluster this host runs is found then ("auto"). ray.init(address="auto") would ignore RAY_ADDRESS and read the last
+    # cluster started on this machine instead.
+    if address.startswith(("http://", "https://")) or not address:
+        address = "auto"
+    try:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    except Exception as e:
+        return {"error": "cannot connect to the Ray cluster at %s (%s: %s)" % (address, type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")}
+    @ray.remote(num_cpus=0)
+    def look(items):
+        import socket
+        def seen(p, marker, sig):
+            try:
+                return os.path.exists(p) and (marker is None or os.path.exists(marker)) and (sig is None or signature(p) == sig)
+            except OSError:
+                return False
+        return {"host": socket.gethostname(), "missing": [p for p, marker, sig in items if not seen(p, marker, sig)]}
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    refs = [look.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(items) for n in nodes]
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=60)
+    out = []
+    for n, r in zip(nodes, refs):
+        e = {"node": n.get("NodeManagerHostname") or n["NodeID"], "ip": n.get("NodeManagerAddress"), "missing": None}
+        try:
+            if r in ready:
+                e.update(ray.get(r))
+                e["node"] = e.pop("host")
+        except Exception:
+            pass
+        out.append(e)
+    return {"nodes": out}
+items = []
+try:
+    for p in json.loads(sys.argv[1]):
+        if not os.path.exists(p):
+            continue
+        marker = None
+        if os.path.isdir(p):
+            try:
+                fd, marker = tempfile.mkstemp(prefix=".medrl-shared-check-", dir=p)
+                os.close(fd)
+            except OSError:
+                marker = None  # a folder this user cannot write: its path is all there is to compare
+        items.append([p, marker, signature(p)])
+    print(json.dumps(probe(items)))
+finally:
+    for _, marker, _ in items:
+        if marker:
+            os.unlink(marker)
 `;
 
 /** The run's files that every Ray node must see (what medrl.yaml does not declare shared), with the runs folder. */

@@ -66,12 +66,31 @@ function multiNodeMode(spec: ReadyRun['spec']): 'ray' | 'accelerate' | 'torchrun
   return trainerFor(spec.framework).multiNode(spec);
 }
 
-/** The head node's name and IPv4 address (what `hostname --ip-address` says on it, as in verl's example), exported for every step. */
+/**
+ * Run on the head node with the second node's Slurm address: the head's IPv4 address the other nodes can reach. First
+ * what `hostname --ip-address` says (verl's example), unless that is loopback only, as on nodes whose /etc/hosts maps
+ * their own name to 127.0.1.1 (Debian's default) or 127.0.0.1; then the address the head itself uses towards the second
+ * node; then its first interface address.
+ */
+const HEAD_ADDR_FUNCTION = [
+  'medrl_head_addr() {',
+  '  local a',
+  "  a=$(hostname --ip-address 2>/dev/null | tr ' ' '\\n' | grep -E '^[0-9.]+$' | grep -v '^127\\.' | head -n1)",
+  '  [ -n "$a" ] || a=$(ip -o -4 route get "$(getent ahostsv4 "$1" 2>/dev/null | awk \'NR == 1 { print $1 }\')" 2>/dev/null | sed -n \'s/.* src \\([0-9.]*\\).*/\\1/p\')',
+  "  [ -n \"$a\" ] || a=$(hostname -I 2>/dev/null | tr ' ' '\\n' | grep -E '^[0-9.]+$' | head -n1)",
+  '  echo "$a"',
+  '}',
+];
+
+/** The head node's name and reachable IPv4 address (HEAD_ADDR_FUNCTION, run there), exported for every step. */
 function headLines(): string[] {
   return [
     'mapfile -t medrl_nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
     'export MEDRL_HEAD_NODE="${medrl_nodes[0]}"',
-    "MEDRL_HEAD_ADDR=$(srun --nodes=1 --ntasks=1 -w \"$MEDRL_HEAD_NODE\" hostname --ip-address | tr ' ' '\\n' | grep -m1 '^[0-9.]*$')",
+    ...HEAD_ADDR_FUNCTION,
+    // The address slurmctld reaches the second node at (its NodeAddr, a name or an address).
+    "medrl_peer=$(scontrol show node -o \"${medrl_nodes[1]}\" | tr ' ' '\\n' | sed -n 's/^NodeAddr=//p')",
+    'MEDRL_HEAD_ADDR=$(srun --nodes=1 --ntasks=1 -w "$MEDRL_HEAD_NODE" bash -c "$(declare -f medrl_head_addr)"\'; medrl_head_addr "$1"\' bash "$medrl_peer")',
     'export MEDRL_HEAD_ADDR="${MEDRL_HEAD_ADDR:-$MEDRL_HEAD_NODE}"',
     // One port per job, so two jobs sharing a node do not meet (Slurm job ids are unique on the cluster).
     'export MEDRL_HEAD_PORT=$((20000 + SLURM_JOB_ID % 20000))',

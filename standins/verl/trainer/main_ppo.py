@@ -408,6 +408,49 @@ def verl_code_verdict(argv):
     return {**answer["cases"][0], "version": answer["version"]}
 
 
+def join_ray_cluster(cfg):
+    """What verl's driver does with the Ray cluster RAY_ADDRESS names (Ray on Slurm, or a `ray job submit` to a
+    cluster): joins it, refuses a cluster with fewer GPUs than trainer.nnodes x trainer.n_gpus_per_node as
+    ResourcePoolManager._check_resource_available does (verl 0.7.0), and runs a task on every node, where verl's workers
+    would load the reward function."""
+    import socket
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    # verl 0.7.0's main_ppo: ray.init(runtime_env=get_ppo_ray_runtime_env()), its variables less those already set.
+    # Under `ray job submit`, Ray merges it with the job's runtime_env and refuses a variable set in both.
+    ppo_env = {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN", "VLLM_LOGGING_LEVEL": "WARN", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true",
+               "VLLM_ALLREDUCE_USE_SYMM_MEM": "0", "CUDA_DEVICE_MAX_CONNECTIONS": "1", "NCCL_CUMEM_ENABLE": "0"}
+    working_dir = json.loads(os.environ.get("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")).get("runtime_env", {}).get("working_dir")
+    runtime_env = {"env_vars": {k: v for k, v in ppo_env.items() if os.environ.get(k) is None}, **({"working_dir": None} if working_dir is None else {})}
+    ray.init(runtime_env=runtime_env, logging_level="ERROR")  # the address is RAY_ADDRESS's, as for verl's ray.init()
+    try:
+        per_node = ray._private.state.available_resources_per_node()
+        available = sum(r.get("GPU", 0) for r in per_node.values())
+        required = int(cfg.get("trainer.nnodes", 1)) * int(cfg.get("trainer.n_gpus_per_node", 8))
+        if available < required:
+            raise ValueError(f"Total available GPUs {available} is less than total desired GPUs {required}")
+        reward = cfg.get("custom_reward_function.path")
+        name = str(cfg.get("custom_reward_function.name", "compute_score"))
+
+        @ray.remote(num_cpus=0)
+        def worker():
+            loaded = "no custom reward"
+            if reward:
+                sc.load_function(str(reward), name)  # raises on a node that cannot see or import it
+                # A reward importing a module beside it by name needs its folder on the worker's PYTHONPATH.
+                on_path = os.path.dirname(os.path.abspath(str(reward))) in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                loaded = f"loaded {name} from {reward}, its folder {'on' if on_path else 'NOT on'} PYTHONPATH"
+            return socket.gethostname(), os.environ.get("MEDRL_RUN_ID", "(unset)"), loaded
+
+        alive = [n for n in ray.nodes() if n["Alive"]]
+        strategy = lambda n: NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+        for n, (host, run_id, loaded) in zip(alive, ray.get([worker.options(scheduling_strategy=strategy(n)).remote() for n in alive])):
+            print(f"MedRL stand-in: Ray node {host} ({n['NodeManagerAddress']}): MEDRL_RUN_ID={run_id}, {loaded}", flush=True)
+    finally:
+        ray.shutdown()
+
+
 def main(argv):
     if any(a in ("-h", "--help") for a in argv):
         print(__doc__ + sc.__doc__.split("\n", 1)[1])
@@ -424,6 +467,8 @@ def main(argv):
         for note in (verdict or {}).get("notes", []):
             print(f"WARNING (verl's own code): {note}", flush=True)
         validate_config(cfg)
+        if os.environ.get("RAY_ADDRESS"):
+            join_ray_cluster(cfg)
         run = Run(cfg)
         run.fit()
     except Exception:

@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { planRun } from '../../../src/core/runs/submit-run';
-import { adaptExample, makeWorkspace, request } from './run-fixture';
+import { adaptExample, makeWorkspace, request, STANDINS, submitRun, waitForState } from './run-fixture';
+import { RUN_FILES } from '../../../src/core/runs/run-record';
 import { stopProcessGroups } from '../fixtures/process-groups';
 
 // A real two-node Ray cluster (Ray 2.58) on this machine, in a network namespace of the test's own (every node on
@@ -22,7 +23,8 @@ function startNode(args: string[]): ChildProcess {
   const p = spawn('nsenter', [`--net=/proc/${netns.pid}/ns/net`, ...args], {
     detached: true,
     stdio: 'ignore',
-    env: { ...process.env, RAY_USAGE_STATS_ENABLED: '0' },
+    // verl is installed on every node of a verl cluster: here its stand-in, which the job's tasks import.
+    env: { ...process.env, RAY_USAGE_STATS_ENABLED: '0', PYTHONPATH: STANDINS },
   });
   procs.push(p);
   return p;
@@ -40,10 +42,14 @@ function aliveNodes(): number {
   return Number(r.stdout.trim().split('\n').pop());
 }
 
-describe("a Ray submit checks that every node of the cluster sees the run's files (real two-node Ray)", () => {
+describe("real two-node Ray: every node must see the run's files, and a verl job's runtime_env reaches the second node", () => {
   const ws = makeWorkspace();
-  mkdirSync(ws.runsDir, { recursive: true });
+  const unshared = makeWorkspace();
+  for (const w of [ws, unshared]) mkdirSync(w.runsDir, { recursive: true });
   before(async () => {
+    // Submit records the `ray` it used under $HOME/.medrl/ray-jobs, and the job CLI keeps its jobs: folders of the test's own.
+    process.env.HOME = mkdtempSync(join(tmpdir(), 'medrl-ray-home-'));
+    process.env.MEDRL_STANDIN_RAY_DIR = mkdtempSync(join(tmpdir(), 'medrl-ray-jobs-'));
     netns = spawn('unshare', ['-n', 'sh', '-c', 'ip link set lo up && exec sleep 100000'], { stdio: 'ignore' });
     await new Promise((r) => setTimeout(r, 500));
     bin = mkdtempSync(join(tmpdir(), 'medrl-ray-bin-'));
@@ -51,7 +57,8 @@ describe("a Ray submit checks that every node of the cluster sees the run's file
     writeFileSync(join(bin, 'python3'), `#!/bin/sh\nexec nsenter --net=/proc/${netns.pid}/ns/net ${python} "$@"\n`);
     chmodSync(join(bin, 'python3'), 0o755);
     const temp = mkdtempSync(join(tmpdir(), 'medrl-ray-tmp-'));
-    const common = ['--block', '--disable-usage-stats', '--num-cpus=1', `--temp-dir=${temp}`];
+    // One logical GPU per node (no device behind it): verl asks the cluster for trainer.nnodes x n_gpus_per_node.
+    const common = ['--block', '--disable-usage-stats', '--num-cpus=1', '--num-gpus=1', `--temp-dir=${temp}`];
     startNode(['ray', 'start', '--head', `--port=${PORT}`, '--node-ip-address=127.0.0.1', '--include-dashboard=false', ...common]);
     const worker = [
       'ray',
@@ -68,7 +75,9 @@ describe("a Ray submit checks that every node of the cluster sees the run's file
       '--runtime-env-agent-port=6396',
       ...common,
     ].join(' ');
-    startNode(['unshare', '-m', '-u', 'sh', '-c', `hostname node2 && mount -t tmpfs none ${join(ws.dir, 'data')} && exec ${worker}`]);
+    // node2 has the paths of the workspace's data and of a second workspace's runs folder, but its own empty disk there.
+    const hide = [join(ws.dir, 'data'), unshared.runsDir].map((d) => `mount -t tmpfs none ${d}`).join(' && ');
+    startNode(['unshare', '-m', '-u', 'sh', '-c', `hostname node2 && ${hide} && exec ${worker}`]);
     const deadline = Date.now() + 120_000;
     while (aliveNodes() !== 2) {
       if (Date.now() > deadline) throw new Error('the two-node Ray cluster did not come up in 120 s');
@@ -110,6 +119,60 @@ describe("a Ray submit checks that every node of the cluster sees the run's file
     assert.deepEqual(
       problems.filter((p) => /Ray node|every node/.test(p.message)),
       [],
+    );
+  });
+
+  it('a runs folder node2 has the path of but not the files (its own empty disk there) is refused at the host, naming node2', async () => {
+    const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', unshared);
+    const req = request(unshared, host, spec, text);
+    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()] };
+    const { problems } = await planRun(req);
+    const runs = problems.filter((p) => p.field === 'host');
+    assert.equal(runs.length, 1, JSON.stringify(problems, null, 1));
+    assert.match(
+      runs[0]!.message,
+      new RegExp(`^the runs folder ${unshared.runsDir} .* is on local but Ray node node2 \\(127\\.0\\.0\\.1\\) cannot see it`),
+    );
+  });
+
+  it("`ray job submit` of a verl spec: the job's runtime_env reaches a task pinned to node2 (the run id, PYTHONPATH with the reward's folder), and the run succeeds", async () => {
+    // Ray's job server needs dashboard packages this machine cannot install: the job CLI is MedRL's stand-in, which starts
+    // the entrypoint as Ray's JobSupervisor does (RAY_ADDRESS, RAY_JOB_CONFIG_JSON_ENV_VAR); the cluster, ray.init's
+    // runtime_env merge with verl's own and the tasks on each node are real Ray.
+    const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, {
+      'resources.nodes': 2,
+      'resources.gpusPerNode': 1,
+      'env.MEDRL_STANDIN_STEP_SECONDS': '0.1',
+      'env.MEDRL_STANDIN_STEPS': '2',
+    });
+    const req = request(ws, host, spec, text);
+    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()], sharedFilesystem: [ws.dir] };
+    const { record } = await submitRun(req);
+    const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost'], 120_000);
+    const log = readFileSync(join(record.dir, RUN_FILES.log), 'utf8');
+    assert.equal(done.state, 'succeeded', `${done.reason}\n${log}`);
+    for (const node of [hostname(), 'node2']) {
+      assert.match(
+        log,
+        new RegExp(
+          `^MedRL stand-in: Ray node ${node} \\(127\\.0\\.0\\.1\\): MEDRL_RUN_ID=${record.id}, loaded compute_score from \\S+, its folder on PYTHONPATH$`,
+          'm',
+        ),
+        log,
+      );
+    }
+  });
+
+  it('a spec asking for more GPUs than the cluster has fails as verl fails, with its message', async () => {
+    const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'resources.nodes': 2, 'resources.gpusPerNode': 8 });
+    const req = request(ws, host, spec, text);
+    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()], sharedFilesystem: [ws.dir] };
+    const { record } = await submitRun(req);
+    const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost'], 120_000);
+    assert.equal(done.state, 'failed');
+    assert.match(
+      readFileSync(join(record.dir, RUN_FILES.log), 'utf8'),
+      /ValueError: Total available GPUs 2(\.0)? is less than total desired GPUs 16/,
     );
   });
 });

@@ -9,8 +9,9 @@ import { listRuns } from '../../../src/core/runs/list-runs';
 import { RAY_JOBS } from '../../../src/core/runs/ray-scheduler';
 import { adaptExample, makeWorkspace, request, submitRun, waitForState } from './run-fixture';
 
-// No Ray can be installed here: the Ray scheduler is tested against the stand-in `ray` CLI (standins/bin/ray), which
-// prints exactly Ray's job CLI output and keeps its jobs in a folder.
+// Ray's job server cannot run here (Ray's dashboard needs packages this machine cannot install): the Ray scheduler's
+// submit, status, logs and stop are tested against the stand-in job CLI (standins/bin/ray), which prints exactly Ray's
+// job CLI output and keeps its jobs in a folder. ray-node-files.test.ts submits to a real two-node cluster through it.
 const host = new LocalHost();
 
 describe('the ray scheduler against the stand-in ray job CLI', () => {
