@@ -269,10 +269,17 @@ def run_async(awaitable):
     return asyncio.run(_awaited(awaitable))
 
 
+# NumPy arrays up to this many elements come back as lists; larger ones as their (abridged) repr.
+MAX_ARRAY_ITEMS = 1000
+
+
 def plain(value):
-    """A returned detail value as data marshal can carry (what JSON would make of it; anything else as its repr)."""
+    """A returned detail value as data marshal can carry (what JSON would make of it; anything else as its repr).
+    NumPy scalars and small arrays become numbers and lists: marshal would send them as their raw bytes."""
     if value is None or type(value) in (bool, int, float, str):
         return value
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist") and getattr(value, "size", 1) <= MAX_ARRAY_ITEMS:
+        return plain(value.tolist())
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -287,11 +294,9 @@ def plain(value):
 
 
 def send_results(frame):
-    try:
-        send(frame)
-    except ValueError:  # a detail holding something marshal cannot carry (numpy scalars, objects): those become plain data
-        frame["detail"] = [d if d is None else plain(d) for d in frame["detail"]]
-        send(frame)
+    # Every detail goes through plain(): marshal sends what has the buffer protocol (NumPy scalars) as bytes, unasked.
+    frame["detail"] = [d if d is None else plain(d) for d in frame["detail"]]
+    send(frame)
 
 
 def run_part(fn, request):

@@ -43,6 +43,8 @@ hosts:
     env: { HF_HUB_OFFLINE: "1", HF_DATASETS_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1", WANDB_MODE: disabled }
 defaults: { host: local, scheduler: ssh }
 EOF
+# This script wrote the workspace: trust it, so the CLI runs its setup lines (medrl trust, docs/security.md).
+medrl trust "$ws" > /dev/null || exit 1
 
 gpus=1 cpu_over=
 if [ -n "${MEDRL_HARNESS_CPU:-}" ]; then gpus=0; cpu_over=$'  use_cpu: true\n  bf16: false'; fi

@@ -11,6 +11,7 @@ import type { Checkpoint } from '../../core/checkpoints/checkpoint';
 import { formatBytes } from '../../core/format/bytes';
 import { formatAge } from '../../core/format/age';
 import { pickHost, openWorkspaceHosts } from './workspace-hosts';
+import { requireTrust } from '../workspace-trust';
 
 const hostOptions = { host: { type: 'string' as const }, config: { type: 'string' as const, short: 'c' } };
 
@@ -89,9 +90,10 @@ export const mergeCommand: Command = {
   options: { ...hostOptions, step: { type: 'string' }, target: { type: 'string' }, 'base-model': { type: 'string' } },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new UsageError('give one CHECKPOINT');
-    const { config, pool, hosts } = await openWorkspaceHosts(ctx);
+    const { file, config, pool, hosts } = await openWorkspaceHosts(ctx);
     const h = pickHost(hosts, config, ctx.values.host as string | undefined);
     try {
+      await requireTrust(file, 'medrl merge');
       const host = await pool.get(h.name);
       const ck = await findCheckpoint(host, h.runsDir, ctx.positionals[0]!, stepOption(ctx));
       const baseModel = (ctx.values['base-model'] as string | undefined) ?? (await baseModelFolder(host, ck));

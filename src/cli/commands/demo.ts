@@ -3,6 +3,7 @@ import type { Command } from '../command';
 import { printJson, printLines } from '../command';
 import { createDemo } from '../../core/demo/create-demo';
 import { packageRoot } from '../../core/package-root';
+import { shellQuote } from '../../core/remote/shell-quote';
 
 export const demoCommand: Command = {
   path: ['demo'],
@@ -17,6 +18,7 @@ export const demoCommand: Command = {
       printLines(ctx, [
         `${result.refreshed ? 'refreshed' : 'created'} the demo workspace in ${dir} (${result.files.length} files)`,
         `open it: code ${dir}`,
+        `to submit its runs from the command line, trust it: medrl trust ${shellQuote(dir)}`,
       ]);
     return 0;
   },

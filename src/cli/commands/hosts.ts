@@ -11,6 +11,7 @@ import type { Host } from '../../core/remote/host';
 import { shellJoin } from '../../core/remote/shell-quote';
 import { openWorkspace } from '../host-pool';
 import { pickHost } from './workspace-hosts';
+import { requireTrust } from '../workspace-trust';
 
 export const hostsListCommand: Command = {
   path: ['hosts', 'list'],
@@ -33,13 +34,21 @@ export const hostsListCommand: Command = {
   },
 };
 
-/** Opens the workspace, finds the host named by the first positional, runs `fn` on it, then closes the connection. */
-async function withHost<T>(ctx: CommandContext, fn: (host: Host, entry: ResolvedHost) => Promise<T>): Promise<T> {
+/**
+ * Opens the workspace, finds the host named by the first positional, runs `fn` on it, then closes the connection.
+ * `runsSetup` names a command that runs the host's setup and env lines: refused in an untrusted workspace.
+ */
+async function withHost<T>(
+  ctx: CommandContext,
+  runsSetup: string | undefined,
+  fn: (host: Host, entry: ResolvedHost) => Promise<T>,
+): Promise<T> {
   const name = ctx.positionals[0];
   if (!name) throw new UsageError('which host? give its name from medrl.yaml');
-  const { config, pool } = await openWorkspace(ctx.cwd, ctx.values.config as string | undefined);
+  const { file, config, pool } = await openWorkspace(ctx.cwd, ctx.values.config as string | undefined);
   const entry = pickHost(workspaceHosts(config), config, name);
   try {
+    if (runsSetup) await requireTrust(file, runsSetup, entry);
     return await fn(await pool.get(name), entry);
   } finally {
     await pool.dispose();
@@ -52,7 +61,7 @@ export const hostsStatusCommand: Command = {
   usage: 'medrl hosts status HOST [--config FILE_OR_DIR] [--json]',
   options: { config: { type: 'string', short: 'c' } },
   async run(ctx) {
-    return withHost(ctx, async (host, entry) => {
+    return withHost(ctx, 'medrl hosts status', async (host, entry) => {
       const s = await queryHostStatus(host, entry);
       if (ctx.json) printJson(ctx, { host: host.name, ...s });
       else {
@@ -77,10 +86,11 @@ export const hostsCheckCommand: Command = {
   path: ['hosts', 'check'],
   summary: 'Python, CUDA, driver, torch, vLLM, SGLang, verl, TRL ... versions and GPU count of a host, with known bad combinations',
   usage: 'medrl hosts check HOST [--config FILE_OR_DIR] [--json]',
-  details: 'Runs one python3 script (standard library only) on the host after its setup lines. Exit code 1 when there are warnings.',
+  details:
+    'Runs one python3 script (standard library only) on the host after its setup lines (a host with setup or env lines needs a trusted workspace: medrl trust). Exit code 1 when there are warnings.',
   options: { config: { type: 'string', short: 'c' } },
   async run(ctx) {
-    return withHost(ctx, async (host, entry) => {
+    return withHost(ctx, 'medrl hosts check', async (host, entry) => {
       const r = await checkEnvironment(host, entry);
       if (ctx.json) printJson(ctx, r);
       else {
@@ -103,7 +113,7 @@ export const execCommand: Command = {
   options: { config: { type: 'string', short: 'c' } },
   async run(ctx) {
     if (ctx.rest.length === 0) throw new UsageError('no command: put it after --');
-    return withHost(ctx, async (host) => {
+    return withHost(ctx, undefined, async (host) => {
       const r = await host.exec(shellJoin(ctx.rest));
       if (ctx.json) printJson(ctx, { host: host.name, ...r });
       else {

@@ -12,12 +12,14 @@ import { datasetConvertCommand, datasetInspectCommand } from './dataset';
 import { episodesCommand } from './episodes';
 import { phiRedactCommand, phiScanCommand } from './phi';
 import { reviewExportCommand, reviewStatsCommand } from './review';
+import { trustCommand } from './trust';
 
 /** Every `medrl` subcommand; a feature adds its commands here. */
 export const commands: Command[] = [
   initCommand,
   demoCommand,
   configCheckCommand,
+  trustCommand,
   hostsListCommand,
   hostsStatusCommand,
   hostsCheckCommand,

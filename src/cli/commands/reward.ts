@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
 import { UsageError, printError, printJson, printLines } from '../command';
 import { cliHostPool, openWorkspace } from '../host-pool';
+import { requireTrust } from '../workspace-trust';
 import { findHost, LOCAL_HOST, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { errorMessage, formatProblem, type Problem } from '../../core/errors/located-error';
 import type { HostPool } from '../../core/remote/host-pool';
@@ -41,6 +42,7 @@ export function numberOption(ctx: CommandContext, name: string, fallback: number
 }
 
 interface Session {
+  file?: string;
   config?: WorkspaceConfig;
   pool: HostPool;
   judge?: OpenedJudge;
@@ -55,10 +57,11 @@ async function openSession(ctx: CommandContext, opts: { needsWorkspace: boolean;
   const configArg = ctx.values.config as string | undefined;
   const judgeName = ctx.values.judge as string | undefined;
   const needsWorkspace = opts.needsWorkspace || opts.requireJudge || judgeName !== undefined;
+  let file: string | undefined;
   let config: WorkspaceConfig | undefined;
   let pool: HostPool;
   if (needsWorkspace || configArg !== undefined || existsSync(join(ctx.cwd, 'medrl.yaml')))
-    ({ config, pool } = await openWorkspace(ctx.cwd, configArg));
+    ({ file, config, pool } = await openWorkspace(ctx.cwd, configArg));
   else pool = cliHostPool(undefined);
   let judge: OpenedJudge | undefined;
   if (config && (judgeName !== undefined || opts.requireJudge)) {
@@ -71,6 +74,7 @@ async function openSession(ctx: CommandContext, opts: { needsWorkspace: boolean;
     );
   }
   return {
+    file,
     config,
     pool,
     judge,
@@ -84,10 +88,13 @@ async function openSession(ctx: CommandContext, opts: { needsWorkspace: boolean;
 async function functionScorer(ctx: CommandContext, s: Session): Promise<FunctionScorer> {
   const spec = parseFunctionSpec(ctx.values.fn as string);
   const hostName = (ctx.values.host as string | undefined) ?? LOCAL_HOST;
+  const hostEntry = findHost(s.config, hostName);
+  // The worker runs after a remote host's setup lines (scorers.ts); the function itself is the file named here.
+  if (hostName !== LOCAL_HOST) await requireTrust(s.file, `Running ${spec.path} on ${hostName}`, hostEntry);
   const host = await s.pool.get(hostName);
   const scorer = new FunctionScorer({
     host,
-    hostEntry: findHost(s.config, hostName),
+    hostEntry,
     localPath: resolve(ctx.cwd, spec.path),
     name: spec.name,
     env: s.judge ? judgeEnv(s.judge, host) : undefined,
@@ -201,6 +208,7 @@ export const rewardRunCommand: Command = {
     'sample, in input order: {index, score, detail, error}. --judge NAME gives the function MEDRL_JUDGE_URL/MODEL/API_KEY',
     '(the key from the environment variable MEDRL_JUDGE_API_KEY). --concurrency N runs N workers; --timeout S per call (30).',
     'Rows are streamed (read, scored and printed as they go, in bounded memory); a JSONL line over 8 MiB is refused.',
+    "index is the row's place in the file from 0 (blank lines aside): a row that could not be read keeps its number.",
     'Exit code 1 when a sample has an error or a row could not be read.',
   ].join('\n'),
   options: {
@@ -218,19 +226,25 @@ export const rewardRunCommand: Command = {
       // Streamed: rows are read, scored and printed as they go, so memory does not grow with the file (a million rows).
       const rows = readSamples(new LocalHost(), resolve(ctx.cwd, ctx.values.samples as string), { limit });
       let problems = 0;
+      // Each sample's place in the file, in the order results come back: a skipped row never renumbers the ones after it.
+      const indices: number[] = [];
       async function* samples(first: IteratorResult<SampleRow>): AsyncGenerator<RewardSample> {
         for (let r = first; !r.done; r = await rows.next()) {
           if ('problem' in r.value) {
             problems++;
             printProblems(ctx, [r.value.problem]);
-          } else yield r.value.sample;
+          } else {
+            indices.push(r.value.index);
+            yield r.value.sample;
+          }
         }
       }
       // The first row is read before the worker starts: a samples file that cannot be read fails first.
       const source = samples(await rows.next());
       const out = new LineWriter(ctx.stdout);
       const tally = new Tally();
-      for await (const r of (await scorer()).stream(source)) {
+      for await (const scored of (await scorer()).stream(source)) {
+        const r = { ...scored, index: indices.shift()! };
         tally.add(r);
         await out.line(resultLine(r, ctx.json));
       }
@@ -279,7 +293,7 @@ export const rewardBacktestCommand: Command = {
   summary: "Score a past run's rollout dumps with a reward function and compare with the scores from training",
   usage: 'medrl reward backtest --run DIR --fn FILE.py[:NAME] [--host H] [--steps 1,5] [--limit N] [--threshold T] [--judge NAME] [--json]',
   details:
-    "Reads <run dir>/rollouts/*.jsonl (verl dumps: output, gts, score) on the run's host (--host, default local); the function runs there too.\nPrints agreement (Pearson r, Cohen's kappa on pass/fail at --threshold, default 0.5) and the samples whose score changed.",
+    "Reads <run dir>/rollouts/*.jsonl (verl dumps: output, gts, score) on the run's host (--host, default local); the function runs there too.\nPrints agreement (Pearson r, Cohen's kappa on pass/fail at --threshold, default 0.5) and the samples whose score changed.\nA dump line that cannot be read is reported with its file and line, counted (--json: skipped) and makes the exit code 1.",
   options: {
     ...common,
     run: { type: 'string' },
@@ -307,12 +321,14 @@ export const rewardBacktestCommand: Command = {
       if (!rollouts.samples.length) throw new Error(`${dir}/rollouts has no samples${steps ? ` for steps ${steps.join(', ')}` : ''}`);
       const results = await (await scorer()).run(rollouts.samples);
       const report = compareWithTraining(rollouts, results, { threshold: numberOption(ctx, 'threshold', 0.5) });
-      if (ctx.json) printJson(ctx, report);
+      // Lines that could not be read are rollouts missing from the comparison: said in the summary, and the exit code.
+      const skipped = rollouts.problems.filter((p) => p.severity === 'error').length;
+      if (ctx.json) printJson(ctx, { ...report, skipped });
       else {
         const a = report.agreement;
         const f = (x: number | null, d = 3) => (x === null ? '-' : x.toFixed(d));
         printLines(ctx, [
-          `${report.total} rollouts, ${report.scored} scored, ${report.errors} errors`,
+          `${report.total} rollouts, ${report.scored} scored, ${report.errors} errors${skipped ? `, ${skipped} ${skipped === 1 ? 'line' : 'lines'} skipped (could not be read: listed above)` : ''}`,
           `mean score: training ${f(report.meanTraining, 4)}, now ${f(report.meanNew, 4)}`,
           `agreement: pearson ${f(a.pearson)}, kappa ${f(a.kappa)} (pass >= ${a.threshold}), same pass/fail ${a.agreement === null ? '-' : `${(a.agreement * 100).toFixed(1)}%`} of ${a.n}`,
           `${report.changed.length} changed:`,
@@ -321,7 +337,7 @@ export const rewardBacktestCommand: Command = {
             .map((c) => `  step ${c.step} ${c.file}:${c.line}  ${c.training} -> ${c.now ?? '-'}${c.error ? `  (${c.error})` : ''}`),
         ]);
       }
-      return report.errors ? 1 : 0;
+      return report.errors || skipped ? 1 : 0;
     });
   },
 };

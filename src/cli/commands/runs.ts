@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import type { Command, CommandContext } from '../command';
 import { printError, printJson, printLines, UsageError } from '../command';
 import { openWorkspace } from '../host-pool';
+import { requireTrust } from '../workspace-trust';
 import { findHost, workspaceHosts, type WorkspaceConfig } from '../../core/config/workspace-config';
 import { formatProblem } from '../../core/errors/located-error';
 import { requireRunSpec } from '../../core/runs/load-run-spec';
@@ -16,6 +17,7 @@ import { differenceLines, provenanceLines } from '../../core/runs/provenance-tex
 import { RerunRefused, rerunExactly } from '../../core/submit/rerun-exactly';
 import { cancelRun } from '../../core/runs/cancel-run';
 import { followLog, followRun } from '../../core/runs/follow-log';
+import { terminalLogText } from '../../core/format/terminal-text';
 import { isActive, RUN_FILES } from '../../core/runs/run-record';
 import { elapsedMs, formatDuration, stateLabel, stepLabel } from '../../core/runs/run-summary';
 import type { HostPool } from '../../core/remote/host-pool';
@@ -46,6 +48,7 @@ export const submitCommand: Command = {
     if (!specArg) throw new UsageError('which spec? e.g. medrl submit configs/local-demo.yaml');
     const { file: specFile, text, spec } = await requireRunSpec(resolve(ctx.cwd, specArg));
     return withWorkspace(ctx, async ({ file, config, pool }) => {
+      await requireTrust(file, 'medrl submit');
       // Secrets come from this shell's environment (MEDRL_JUDGE_API_KEY, HF_TOKEN, WANDB_API_KEY, ...), never argv or a file.
       const req = await submitRequest({
         spec,
@@ -152,9 +155,10 @@ export const cancelCommand: Command = {
 export const logsCommand: Command = {
   path: ['logs'],
   summary: "Print a run's output.log (--follow: keep printing while the run is active)",
-  usage: 'medrl logs ID [--follow] [--config FILE_OR_DIR] [--json]',
-  details: 'ID: a run id, or a unique prefix of one. --json prints one JSON string per line.',
-  options: { ...configOption, follow: { type: 'boolean', short: 'f' } },
+  usage: 'medrl logs ID [--follow] [--raw] [--config FILE_OR_DIR] [--json]',
+  details:
+    "ID: a run id, or a unique prefix of one. --json prints one JSON string per line. The log's terminal control sequences (clipboard writes, screen clearing, cursor moves, carriage returns) are shown as escapes like \\x1b, its colours kept; --raw prints the log as it is.",
+  options: { ...configOption, follow: { type: 'boolean', short: 'f' }, raw: { type: 'boolean' } },
   async run(ctx) {
     const id = ctx.positionals[0];
     if (!id) throw new UsageError('which run? see medrl runs');
@@ -162,7 +166,8 @@ export const logsCommand: Command = {
       const run = await findRun(pool, workspaceHosts(config), id);
       const host = await pool.get(run.host);
       const lines = ctx.values.follow ? followRun(host, findHost(config, run.host).runsDir, run.record) : followLog(host, run.record.dir);
-      for await (const line of lines) ctx.stdout.write(ctx.json ? `${JSON.stringify(line)}\n` : `${line}\n`);
+      const text = ctx.values.raw ? (line: string) => line : terminalLogText;
+      for await (const line of lines) ctx.stdout.write(ctx.json ? `${JSON.stringify(line)}\n` : `${text(line)}\n`);
       return 0;
     });
   },
@@ -224,6 +229,7 @@ export const runsRerunCommand: Command = {
     const id = ctx.positionals[0];
     if (!id) throw new UsageError('which run? see medrl runs');
     return withWorkspace(ctx, async ({ file, config, pool }) => {
+      await requireTrust(file, 'medrl runs rerun');
       const run = await findRun(pool, workspaceHosts(config), id);
       const then = await readRunProvenance(await pool.get(run.host), run.record);
       try {

@@ -19,6 +19,7 @@ import { packageRoot } from '../../core/package-root';
 import type { HostPool } from '../../core/remote/host-pool';
 import type { ResolvedHost } from '../../core/config/workspace-config';
 import { pickHost, openWorkspaceHosts } from './workspace-hosts';
+import { requireTrust } from '../workspace-trust';
 
 const ENGINES: ServiceEngine[] = ['vllm', 'sglang', 'trl-vllm-serve'];
 
@@ -106,8 +107,9 @@ export const serveCommand: Command = {
     if (!ENGINES.includes(engine as ServiceEngine)) throw new UsageError(`--engine is one of ${ENGINES.join(', ')}`);
     const apiKey = apiKeyOption(ctx);
     const standins = ctx.values.standins ? join(packageRoot(__dirname), 'standins') : undefined;
-    const { config, pool, hosts } = await openWorkspaceHosts(ctx);
+    const { file, config, pool, hosts } = await openWorkspaceHosts(ctx);
     try {
+      await requireTrust(file, 'medrl serve');
       const results = [];
       if (specFile) {
         const path = resolve(ctx.cwd, specFile);
@@ -163,12 +165,12 @@ export const serveCommand: Command = {
   },
 };
 
-async function servicesOn(ctx: CommandContext): Promise<{ pool: HostPool; found: { h: ResolvedHost; svc: Service }[] }> {
-  const { config, pool, hosts } = await openWorkspaceHosts(ctx);
+async function servicesOn(ctx: CommandContext): Promise<{ file?: string; pool: HostPool; found: { h: ResolvedHost; svc: Service }[] }> {
+  const { file, config, pool, hosts } = await openWorkspaceHosts(ctx);
   const targets = ctx.values.host ? [pickHost(hosts, config, ctx.values.host as string)] : hosts;
   const found: { h: ResolvedHost; svc: Service }[] = [];
   for (const h of targets) for (const svc of await listServices(await pool.get(h.name), h.runsDir)) found.push({ h, svc });
-  return { pool, found };
+  return { file, pool, found };
 }
 
 export const servicesListCommand: Command = {
@@ -241,8 +243,10 @@ function serviceAction(verb: 'stop' | 'restart'): Command {
     },
     async run(ctx) {
       if (ctx.positionals.length !== 1) throw new UsageError("give the service's run ID (medrl services --all lists them)");
-      const { pool, found } = await servicesOn(ctx);
+      const { file, pool, found } = await servicesOn(ctx);
       try {
+        // A restart runs the service's launch script again, from a run folder under the workspace's runsDir.
+        if (verb === 'restart') await requireTrust(file, 'medrl services restart');
         const id = ctx.positionals[0]!;
         const hit = found.find((f) => f.svc.record.id === id);
         if (!hit) throw new Error(`no service with run id "${id}" on ${ctx.values.host ? String(ctx.values.host) : 'the hosts'}`);

@@ -13,11 +13,11 @@ import { UsageError, type CommandContext } from '../command';
  */
 export async function openWorkspaceHosts(
   ctx: CommandContext,
-): Promise<{ config: WorkspaceConfig | undefined; pool: HostPool; hosts: ResolvedHost[] }> {
+): Promise<{ file?: string; config: WorkspaceConfig | undefined; pool: HostPool; hosts: ResolvedHost[] }> {
   const configArg = ctx.values.config as string | undefined;
   if (configArg || existsSync(join(resolve(ctx.cwd), CONFIG_FILE_NAME))) {
-    const { config, pool } = await openWorkspace(ctx.cwd, configArg);
-    return { config, pool, hosts: workspaceHosts(config) };
+    const { file, config, pool } = await openWorkspace(ctx.cwd, configArg);
+    return { file, config, pool, hosts: workspaceHosts(config) };
   }
   const pool = cliHostPool(undefined);
   return { config: undefined, pool, hosts: workspaceHosts() };

@@ -1,6 +1,6 @@
 import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
-import { errorMessage } from '../errors/located-error';
+import { parseJsonLine, rowDepthProblem } from '../io/json-line';
 
 /** JSON has no row boundaries to seek to, so it is parsed whole: above this size, JSONL or parquet is the way. */
 const MAX_JSON_BYTES = 256 * 1024 * 1024;
@@ -18,12 +18,9 @@ export async function openJsonDataset(host: Host, path: string, size: number): P
   const raw = (await host.readFile(path)).toString('utf8');
   // A UTF-8 byte order mark (Windows editors) is no JSON: JSON.parse refuses it.
   const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${host.name}:${path}: malformed JSON: ${errorMessage(err)}`);
-  }
+  // Rows are checked for depth one by one below, so one deep row is one bad row.
+  const { value: doc, error } = parseJsonLine(text, Infinity);
+  if (error !== undefined) throw new Error(`${host.name}:${path}: ${error}`);
   const records = jsonRecords(doc, jsonLayout(text), `${host.name}:${path}`);
   return {
     host,
@@ -44,8 +41,16 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A row of a JSON document, or an error in its place when it nests too deep for the code that walks rows. */
+function record(r: DatasetRecord & { value: unknown }): DatasetRecord {
+  const deep = rowDepthProblem(r.value);
+  if (deep === undefined) return r;
+  const { value: _value, ...where } = r;
+  return { ...where, error: `${r.line !== undefined ? `line ${r.line}: ` : ''}row ${r.index}: ${deep}` };
+}
+
 function jsonRecords(doc: unknown, layout: JsonLayout, where: string): DatasetRecord[] {
-  if (Array.isArray(doc)) return doc.map((value, index) => ({ index, value, line: layout.depth1[index] }));
+  if (Array.isArray(doc)) return doc.map((value, index) => record({ index, value, line: layout.depth1[index] }));
   if (!isPlainObject(doc))
     throw new Error(`${where}: the JSON document is a ${typeof doc}: expected an array of rows or an object of rows`);
   // Keys in document order: JSON.parse puts integer-like keys (PubMed ids) first in numeric order.
@@ -54,12 +59,12 @@ function jsonRecords(doc: unknown, layout: JsonLayout, where: string): DatasetRe
   if (entries.length > 0 && entries.every(([, v]) => Array.isArray(v))) {
     const out: DatasetRecord[] = [];
     for (const [key, arr] of entries as (readonly [string, unknown[]])[]) {
-      for (const value of arr) out.push({ index: out.length, key, value, line: layout.depth2[out.length] });
+      for (const value of arr) out.push(record({ index: out.length, key, value, line: layout.depth2[out.length] }));
     }
     return out;
   }
   if (entries.every(([, v]) => isPlainObject(v))) {
-    return entries.map(([key, value], index) => ({ index, key, value, line: layout.depth1[index] }));
+    return entries.map(([key, value], index) => record({ index, key, value, line: layout.depth1[index] }));
   }
   const bad = entries.find(([, v]) => !isPlainObject(v) && !Array.isArray(v));
   throw new Error(

@@ -1,7 +1,7 @@
 import { readLines } from '../io/line-reader';
 import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
-import { errorMessage } from '../errors/located-error';
+import { parseJsonLine } from '../io/json-line';
 
 interface IndexEntry {
   offset: number;
@@ -46,15 +46,14 @@ export class JsonlReader implements DatasetReader {
 }
 
 function parseLine(text: string, index: number, line: number, offset: number, complete: boolean): DatasetRecord {
-  try {
-    return { index, line, offset, value: JSON.parse(text) as unknown };
-  } catch (err) {
-    return { index, line, offset, error: malformedLine(line, offset, errorMessage(err), complete) };
-  }
+  const parsed = parseJsonLine(text);
+  return parsed.error === undefined
+    ? { index, line, offset, value: parsed.value }
+    : { index, line, offset, error: malformedLine(line, offset, parsed.error, complete) };
 }
 
-/** What a row that is not JSON reads as: where, and why `JSON.parse` refused it. */
+/** What a row that is not JSON reads as: where, and why parseJsonLine refused it. */
 export function malformedLine(line: number, offset: number, why: string, complete: boolean): string {
   const tail = complete ? '' : ' (the last line has no newline: the file may be truncated)';
-  return `line ${line} (byte offset ${offset}): malformed JSON: ${why}${tail}`;
+  return `line ${line} (byte offset ${offset}): ${why}${tail}`;
 }

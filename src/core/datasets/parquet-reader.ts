@@ -1,8 +1,7 @@
-import { parquetMetadataAsync, parquetReadObjects, parquetSchema, type FileMetaData } from 'hyparquet';
-import { hostAsyncBuffer } from '../io/host-async-buffer';
+import { parquetReadObjects } from 'hyparquet';
+import { openParquetFile, parquetWhy } from '../io/parquet-file';
 import type { Host } from '../remote/host';
 import type { DatasetReader, DatasetRecord, RowsOptions } from './dataset-reader';
-import { errorMessage } from '../errors/located-error';
 
 /**
  * The first read in a row group decodes this many rows (a preview fetches only the pages holding them); the next read takes
@@ -12,19 +11,7 @@ const FIRST_BATCH_ROWS = 1000;
 
 /** Opens a parquet dataset by reading its footer only (the last 512 KiB at most); rows are read per row group on demand. */
 export async function openParquetDataset(host: Host, path: string, size: number): Promise<DatasetReader> {
-  const where = `${host.name}:${path}`;
-  if (size < 12) throw new Error(`${where}: not a parquet file: ${size} bytes is shorter than the header and footer (truncated?)`);
-  const file = await hostAsyncBuffer(host, path, size);
-  let metadata: FileMetaData;
-  try {
-    metadata = await parquetMetadataAsync(file);
-  } catch (err) {
-    const why = errorMessage(err);
-    throw new Error(
-      `${where}: cannot read the parquet footer at byte offset ${size - 8} of ${size} (the file is truncated or not parquet): ${why}`,
-    );
-  }
-  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
+  const { file, metadata, columns } = await openParquetFile(host, path, size);
   return {
     host,
     path,
@@ -44,13 +31,12 @@ export async function openParquetDataset(host: Host, path: string, size: number)
           try {
             objects = await parquetReadObjects({ file, metadata, rowStart: s, rowEnd: e });
           } catch (err) {
-            // A damaged row group loses its own rows only: say which, and go on with the next group.
-            const why = errorMessage(err);
+            // A damaged row group loses its own rows only: one record says which (a record per row of a group that
+            // claims millions kept a reader busy for minutes), and reading goes on with the next group.
+            const why = parquetWhy(err);
             const offset = Number(group.columns[0]?.meta_data?.data_page_offset ?? 0);
-            for (let i = s; i < e; i++)
-              yield { index: i, error: `row group ${g} (rows ${s}-${e - 1}, byte offset ${offset}): cannot decode: ${why}` };
-            s = e;
-            continue;
+            yield { index: s, error: `row group ${g} (rows ${s}-${groupEnd - 1}, byte offset ${offset}): cannot decode: ${why}` };
+            break;
           }
           for (const [i, value] of objects.entries()) yield { index: s + i, value: plain(value) };
           s = e;

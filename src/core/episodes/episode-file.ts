@@ -1,12 +1,12 @@
 import { basename } from 'node:path';
-import { parquetMetadataAsync, parquetReadObjects, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import { parquetReadObjects, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import type { Host } from '../remote/host';
 import { readLines } from '../io/line-reader';
-import { hostAsyncBuffer } from '../io/host-async-buffer';
+import { parseJsonLine } from '../io/json-line';
+import { openParquetFile, parquetWhy } from '../io/parquet-file';
 import { MalformedRecordError, type Episode, type MalformedRecord } from './episode';
 import { EpisodeTable } from './episode-table';
 import { jsonlFormat, messagesRecord, trlRecord, verlRecord, type EpisodeRecord } from './records';
-import { errorMessage } from '../errors/located-error';
 
 interface IndexProgress {
   bytes: number;
@@ -60,12 +60,8 @@ function toEpisode(rec: EpisodeRecord, step: number, index: number, location: Ep
 
 /** Parses one JSONL line into a record; throws MalformedRecordError with the file and line. */
 function parseJsonlRecord(text: string, file: string, line: number): EpisodeRecord {
-  let obj: unknown;
-  try {
-    obj = JSON.parse(text);
-  } catch (err) {
-    throw new MalformedRecordError({ file, line, message: `not JSON: ${errorMessage(err)}` });
-  }
+  const { value: obj, error } = parseJsonLine(text);
+  if (error !== undefined) throw new MalformedRecordError({ file, line, message: error });
   const format = jsonlFormat(obj);
   if (format !== 'verl' && format !== 'messages') throw new MalformedRecordError({ file, line, message: format });
   const rec = obj as Record<string, unknown>;
@@ -239,22 +235,20 @@ export class ParquetEpisodeFile implements EpisodeFile {
   private async open(): Promise<{ buf: AsyncBuffer; meta: FileMetaData }> {
     const st = await this.host.stat(this.path);
     if (this.file && this.file.mtimeMs === st.mtimeMs && this.file.buf.byteLength === st.size) return this.file;
-    const buf = await hostAsyncBuffer(this.host, this.path);
-    let meta: FileMetaData;
-    try {
-      meta = await parquetMetadataAsync(buf);
-    } catch (err) {
-      throw new Error(`${this.host.name}:${this.path}: not a readable parquet file: ${errorMessage(err)}`, { cause: err });
-    }
+    const { file: buf, metadata: meta } = await openParquetFile(this.host, this.path, st.size);
     this.file = { buf, meta, mtimeMs: st.mtimeMs };
     this.table = new EpisodeTable();
     this.malformed.length = 0;
     return this.file;
   }
 
-  private async rows(rowStart?: number, rowEnd?: number): Promise<Record<string, unknown>[]> {
+  private async rows(rowStart?: number, rowEnd?: number, columns?: string[]): Promise<Record<string, unknown>[]> {
     const { buf, meta } = await this.open();
-    return parquetReadObjects({ file: buf, metadata: meta, rowStart, rowEnd });
+    try {
+      return await parquetReadObjects({ file: buf, metadata: meta, rowStart, rowEnd, columns });
+    } catch (err) {
+      throw new Error(`${this.host.name}:${this.path}: cannot decode its rows: ${parquetWhy(err)}`, { cause: err });
+    }
   }
 
   index(opts: IndexOptions = {}): Promise<EpisodeTable> {
@@ -264,9 +258,9 @@ export class ParquetEpisodeFile implements EpisodeFile {
 
   private async build(opts: IndexOptions): Promise<EpisodeTable> {
     const before = this.file;
-    const { buf, meta } = await this.open();
+    const { buf } = await this.open();
     if (before === this.file && this.table.length) return this.table;
-    const rows = await parquetReadObjects({ file: buf, metadata: meta });
+    const rows = await this.rows();
     opts.signal?.throwIfAborted();
     rows.forEach((row, i) => {
       const rec = this.record(row, i);
@@ -312,8 +306,7 @@ export class ParquetEpisodeFile implements EpisodeFile {
 
   async search(query: string, signal?: AbortSignal): Promise<Uint8Array> {
     const table = await this.index({ signal });
-    const { buf, meta } = await this.open();
-    const rows = await parquetReadObjects({ file: buf, metadata: meta, columns: ['prompt', 'completion'] });
+    const rows = await this.rows(undefined, undefined, ['prompt', 'completion']);
     const q = query.toLowerCase();
     const hits = new Uint8Array(table.length);
     for (let i = 0; i < table.length; i++) {

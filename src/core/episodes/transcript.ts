@@ -216,7 +216,8 @@ export function splitTranscript(prompt: string, response: string): Turn[] {
       turns = splitMistral(joined);
       break;
     case 'plain': {
-      const stripped = splitStrippedChatml(prompt, response);
+      // Role lines are whole lines; text that went through Windows tools ends them with \r\n.
+      const stripped = splitStrippedChatml(prompt.replace(/\r\n/g, '\n'), response.replace(/\r\n/g, '\n'));
       if (stripped) return stripped;
       turns = [...(prompt.trim() ? [turn('user', prompt)] : []), turn('assistant', response)];
       break;

@@ -25,12 +25,20 @@ for (let j = 0; j < EMPTY_BLOCK.length; j += 2) {
   EMPTY_BLOCK[j + 1] = MISSING_HI;
 }
 
+/**
+ * The rows a column's first block starts with. It doubles as rows are added, up to a full block: a run logging thousands
+ * of metric names (verl's per-data-source metrics) a few times each must not cost a full 64 KB block per name. Later
+ * blocks start full (a column that long goes on).
+ */
+const FIRST_ROWS = 16;
+
 /** Where copyRows reads a block that is not resident. */
 const SCRATCH_BLOCK = new Uint32Array(BLOCK * 2);
 
 /**
- * A growable column of doubles in fixed 64 KB Float64Array blocks: exactly 8 bytes a value, outside the JS heap, and
- * growing never copies what is there (a plain array's growth copies and over-allocates by half). Rows not logged read
+ * A growable column of doubles in 64 KB Float64Array blocks: 8 bytes a value, outside the JS heap, and growing never
+ * copies a full block (a plain array's growth copies and over-allocates by half). The first block starts small and
+ * doubles until full; only full blocks count against the spill budget. Rows not logged read
  * as NaN from `get` and false from `has`; a logged NaN reads as NaN with `has` true.
  *
  * Blocks are resident within the budget of a BlockSpill shared by every column of the process: past it, the oldest
@@ -47,6 +55,8 @@ export class Float64Column implements SpillOwner {
   /** Whether the store frees this column's slots when it is collected (registered on its first slot). */
   private tracked = false;
   length = 0;
+  /** Rows the blocks have room for (the last block may be partial). */
+  private end = 0;
   /** The first row changed since `takeChangedFrom` (rows added at the end do not count): what a pyramid must redo. */
   private changedFrom = Infinity;
 
@@ -63,6 +73,7 @@ export class Float64Column implements SpillOwner {
     const col = new Float64Column(spill);
     col.backing = source;
     col.length = length;
+    col.end = blocks * BLOCK;
     for (let k = 0; k < blocks; k++) {
       col.blocks.push(null);
       col.words.push(null);
@@ -80,8 +91,10 @@ export class Float64Column implements SpillOwner {
   /** Copies block k's words into `into`, wherever the block is, without making it resident (a cache writer's read). */
   copyBlock(k: number, into: Uint32Array): void {
     const words = this.words[k];
-    if (words) into.set(words);
-    else this.readBlock(k, into);
+    if (!words) return this.readBlock(k, into);
+    into.set(words);
+    // A partial last block: the rows it has no room for yet are not logged.
+    if (words.length < into.length) into.set(EMPTY_BLOCK.subarray(words.length, into.length), words.length);
   }
 
   /**
@@ -93,7 +106,9 @@ export class Float64Column implements SpillOwner {
     const k = from >>> 13;
     const j = (from & (BLOCK - 1)) * 2;
     const words = k < this.words.length ? (this.words[k] ?? this.readBlockInto(k)) : EMPTY_BLOCK;
-    into.set(words.subarray(j, j + count * 2));
+    const part = words.subarray(j, j + count * 2);
+    into.set(part);
+    if (part.length < count * 2) into.set(EMPTY_BLOCK.subarray(0, count * 2 - part.length), part.length);
   }
 
   /**
@@ -159,7 +174,7 @@ export class Float64Column implements SpillOwner {
     // Kept small, the parsers' hot path: appends land in the last block or new ones, never spilled, so resident.
     if (i < this.length) this.beforeOverwrite(i);
     else {
-      if (this.blocks.length * BLOCK <= i) this.grow(i);
+      if (this.end <= i) this.grow(i);
       // A restored column's last block is read only when a row is added to it.
       else if (this.blocks[i >>> 13] === null) this.beforeOverwrite(i);
       this.length = i + 1;
@@ -180,12 +195,12 @@ export class Float64Column implements SpillOwner {
     for (let done = 0, src = from; done < count;) {
       const i = row + done;
       const k = i >>> 13;
-      // As set() does for a row past the end: a new last block, or a restored column's last one read back.
-      if (k >= this.blocks.length) this.grow(i);
-      else if (this.blocks[k] === null) this.beforeOverwrite(i);
-      const block = this.blocks[k]!;
       const j = i & (BLOCK - 1);
       const n = Math.min(count - done, BLOCK - j);
+      // As set() does for a row past the end: room in the last block or new ones, or a restored column's last one read back.
+      if (this.end < i + n) this.grow(i + n - 1);
+      else if (this.blocks[k] === null) this.beforeOverwrite(i);
+      const block = this.blocks[k]!;
       for (let r = 0; r < n; r++, src += stride) {
         const v = values[src]!;
         if (Number.isNaN(v)) this.setWords(i + r, 0, QNAN_HI);
@@ -208,7 +223,7 @@ export class Float64Column implements SpillOwner {
       const j = i & (BLOCK - 1);
       const n = Math.min(count - done, BLOCK - j);
       // A new block is the last one, which is never spilled; an existing one at or past the end is the last one too.
-      if (k >= this.blocks.length) this.grow(i);
+      if (this.end < i + n) this.grow(i + n - 1);
       else if (this.blocks[k] === null) this.load(k);
       this.dirty[k] = true;
       this.words[k]!.set(words.subarray(done * 2, (done + n) * 2), j * 2);
@@ -221,7 +236,7 @@ export class Float64Column implements SpillOwner {
   insertMissing(i: number): void {
     if (i >= this.length) return;
     if (i < this.changedFrom) this.changedFrom = i;
-    this.grow(this.length);
+    if (this.end <= this.length) this.grow(this.length);
     for (let k = this.length; k > i; k--) {
       const from = this.words[(k - 1) >>> 13] ?? this.loadWords((k - 1) >>> 13);
       const j = ((k - 1) & (BLOCK - 1)) * 2;
@@ -263,16 +278,35 @@ export class Float64Column implements SpillOwner {
     return words;
   }
 
+  /** Makes room for rows up to i: the partial first block widened (doubling, up to full), then new blocks. */
   private grow(i: number): void {
-    while (this.blocks.length * BLOCK <= i) {
-      const words = this.spill.makeRoom() ?? new Uint32Array(BLOCK * 2);
-      words.set(EMPTY_BLOCK);
-      this.words.push(words);
-      this.blocks.push(new Float64Array(words.buffer));
+    const last = this.blocks.length - 1;
+    if (this.end <= i && last >= 0 && this.end < (last + 1) * BLOCK) this.resize(last, i);
+    while (this.end <= i) {
+      this.words.push(EMPTY_BLOCK.subarray(0, 0));
+      this.blocks.push(null);
       this.slots.push(-1);
       this.dirty.push(true);
-      this.spill.admit(this, this.blocks.length - 1);
+      this.resize(this.blocks.length - 1, i);
     }
+  }
+
+  /**
+   * Gives block k, the last one (resident), room for the rows up to i in it: the first block's rows doubled at least,
+   * any block a full block at most. A block that becomes full joins the spill budget.
+   */
+  private resize(k: number, i: number): void {
+    const old = this.words[k]!;
+    let rows = k > 0 ? BLOCK : Math.max(FIRST_ROWS, old.length / 2);
+    while (rows < BLOCK && k * BLOCK + rows <= i) rows *= 2;
+    const full = rows >= BLOCK;
+    const words = (full ? this.spill.makeRoom() : undefined) ?? new Uint32Array(full ? BLOCK * 2 : rows * 2);
+    words.set(EMPTY_BLOCK.subarray(0, words.length));
+    words.set(old);
+    this.words[k] = words;
+    this.blocks[k] = new Float64Array(words.buffer);
+    this.end = k * BLOCK + words.length / 2;
+    if (full) this.spill.admit(this, k);
   }
 
   /** Reads spilled block k back (making room first, so that k itself is not what goes). */

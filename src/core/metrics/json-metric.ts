@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { setMetric } from './metric-value';
 
 /**
  * A metric value as JSON carries it: JSON has no NaN or infinity, so those travel as the strings "NaN", "Infinity" and
@@ -19,6 +20,6 @@ export function fromJsonMetric(v: JsonMetric): number {
 /** A metric record with its values JSON-safe (see JsonMetric). */
 export function jsonMetrics(metrics: Record<string, number>): Record<string, JsonMetric> {
   const out: Record<string, JsonMetric> = {};
-  for (const k in metrics) out[k] = toJsonMetric(metrics[k]!);
+  for (const k in metrics) setMetric(out, k, toJsonMetric(metrics[k]!));
   return out;
 }

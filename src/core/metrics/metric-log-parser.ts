@@ -344,7 +344,7 @@ export class MetricLogParser {
     this.problem(
       offset,
       `step ${step}: unreadable metric "${part.length > 80 ? `${part.slice(0, 80)}…` : part}" (the rest of the line is kept)`,
-      part.split(':')[0],
+      fieldOf(part),
     );
   }
 
@@ -355,4 +355,10 @@ export class MetricLogParser {
     }
     this.problems.push(field ? { offset, message, field } : { offset, message });
   }
+}
+
+/** A `key:value` part's key (its text before the first ':'), found without splitting what may be a 100 MB value. */
+function fieldOf(part: string): string {
+  const colon = part.indexOf(':');
+  return colon < 0 ? part : part.slice(0, colon);
 }

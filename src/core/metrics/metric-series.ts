@@ -1,5 +1,6 @@
 import { Float64Column } from './float64-column';
 import { processBlockSpill, type BlockSpill } from './block-spill';
+import { setMetric } from './metric-value';
 
 /** Metrics logged at one training step (validation-only steps too). */
 export interface StepRecord {
@@ -151,7 +152,7 @@ export class MetricSeries {
   /** Every metric logged at a row. */
   row(i: number): StepRecord {
     const metrics: Record<string, number> = {};
-    for (const [k, col] of this.cols) if (col.has(i)) metrics[k] = col.get(i);
+    for (const [k, col] of this.cols) if (col.has(i)) setMetric(metrics, k, col.get(i));
     const rec: StepRecord = { step: this.steps[i]!, metrics };
     const seen = this.observed[i]!;
     if (!Number.isNaN(seen)) rec.observedAt = seen;

@@ -1,4 +1,4 @@
-import { parseMetricValue } from './metric-value';
+import { parseMetricValue, setMetric } from './metric-value';
 import { DecimalScan, scanDecimalIn } from './decimal-bytes';
 import { scanParts, type ScanParts } from './scan-parts';
 
@@ -351,17 +351,21 @@ function scanBody(b: Uint8Array, first: number, to: number, out: StepLineScan): 
 }
 
 /**
- * A part the fast path could not read: finds its end and last ':' (keys may contain ':', values never do), and reads
- * it by the text rules: Number(), else parseMetricValue (np.float64(...), nan, inf), else it is unreadable.
+ * A part the fast path could not read: finds its end and last ':' outside parentheses (keys may contain ':', values
+ * only inside a repr: `tensor(1.2, device='cuda:0')`), and reads it by the text rules: Number(), else
+ * parseMetricValue (np.float64(...), tensor(...), nan, inf), else it is unreadable.
  * Returns the part's end, or -1 when it holds an ANSI code.
  */
 function slowPart(b: Uint8Array, start: number, to: number, out: StepLineScan): number {
   let end = start;
   let colon = -1;
+  let depth = 0;
   for (; end < to && !isSep(b, end, to); end++) {
     const c = b[end]!;
     if (c === ESC) return -1;
-    if (c === COLON) colon = end;
+    if (c === COLON && depth === 0) colon = end;
+    else if (c === 0x28) depth++;
+    else if (c === 0x29 && depth > 0) depth--;
     else if (isOtherFormatByte(c)) out.otherFormat = true;
   }
   if (colon <= start) {
@@ -398,6 +402,6 @@ export function parseVerlConsoleLine(line: string): ParsedStepLine | undefined {
   const b = Buffer.from(line);
   if (!scanVerlConsoleLine(b, 0, b.length, scan)) return undefined;
   const metrics: Record<string, number> = {};
-  for (let i = 0; i < scan.count; i++) metrics[scan.key(i)] = scan.values[i]!;
+  for (let i = 0; i < scan.count; i++) setMetric(metrics, scan.key(i), scan.values[i]!);
   return { step: scan.step, metrics, bad: scan.bad, ...(scan.missing.length ? { missing: scan.missing } : {}) };
 }

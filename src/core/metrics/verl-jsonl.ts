@@ -1,5 +1,6 @@
 import type { ParsedStepLine } from './verl-console';
 import { errorMessage } from '../errors/located-error';
+import { setMetric } from './metric-value';
 
 /** Python's json.dumps writes NaN/Infinity bare; JSON.parse refuses them, so they are quoted first (only on retry). */
 const PY_SPECIALS = /(?<=[:,[]\s*)(NaN|-?Infinity)(?=\s*[,}\]])/g;
@@ -42,9 +43,9 @@ export function parseVerlJsonlLine(line: string): ParsedStepLine | undefined {
   const bad: string[] = [];
   const missing: string[] = [];
   for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
-    if (typeof v === 'number') metrics[k] = v;
-    else if (typeof v === 'boolean') metrics[k] = v ? 1 : 0;
-    else if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') metrics[k] = Number(v);
+    if (typeof v === 'number') setMetric(metrics, k, v);
+    else if (typeof v === 'boolean') setMetric(metrics, k, v ? 1 : 0);
+    else if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') setMetric(metrics, k, Number(v));
     else if (v === null) missing.push(k);
     else if (typeof v !== 'string') bad.push(k);
   }

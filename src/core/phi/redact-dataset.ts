@@ -1,13 +1,13 @@
 import { posix } from 'node:path';
 import { readLineBytes } from '../io/line-reader';
+import { parseJsonLine } from '../io/json-line';
 import { HostFileNotFoundError, type Host } from '../remote/host';
 import { datasetFormatOf } from '../datasets/dataset-reader';
-import { errorMessage } from '../errors/located-error';
 import { redactJsonText } from './redact-json-text';
 import { redactCsv } from './redact-csv';
 import { redactParquet } from './redact-parquet';
 import { openPrivateOutput, type PrivateOutput } from './private-output';
-import { countFinding, hideQuotedText, newPhiSummary, type PhiSummary } from './scan-dataset';
+import { countFinding, newPhiSummary, type PhiSummary } from './scan-dataset';
 
 /** JSON is parsed whole (as the dataset reader does); above this, JSONL or parquet is the way. */
 const MAX_JSON_BYTES = 256 * 1024 * 1024;
@@ -62,11 +62,9 @@ async function redactJsonl(host: Host, file: string, out: PrivateOutput, summary
       await out.write(l.buf.subarray(l.from, l.to));
     } else {
       summary.rows++;
-      try {
-        JSON.parse(text);
-      } catch (err) {
-        throw new Error(`${host.name}:${file}:${line}: malformed JSON, so it cannot be redacted: ${hideQuotedText(errorMessage(err))}`);
-      }
+      // Only its strings are rewritten, as text: any depth will do, and Python's NaN stays as written.
+      const { error } = parseJsonLine(text, Infinity);
+      if (error !== undefined) throw new Error(`${host.name}:${file}:${line}: ${error}, so it cannot be redacted`);
       const redacted = redactJsonText(text, (c) => countFinding(summary, c));
       await out.write(redacted === text ? l.buf.subarray(l.from, l.to) : redacted);
     }
@@ -81,12 +79,8 @@ async function redactJson(host: Host, file: string, size: number, out: PrivateOu
   const raw = (await host.readFile(file)).toString('utf8');
   const bom = raw.charCodeAt(0) === 0xfeff ? '\ufeff' : '';
   const text = raw.slice(bom.length);
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${host.name}:${file}: malformed JSON, so it cannot be redacted: ${hideQuotedText(errorMessage(err))}`);
-  }
+  const { value: doc, error } = parseJsonLine(text, Infinity);
+  if (error !== undefined) throw new Error(`${host.name}:${file}: ${error}, so it cannot be redacted`);
   summary.rows = jsonRowCount(doc);
   await out.write(bom + redactJsonText(text, (c) => countFinding(summary, c)));
 }

@@ -1,13 +1,7 @@
+import { CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from '../io/json-line';
 import type { PhiCategory } from './phi-categories';
 import { redactText } from './redact-text';
 import { unusedName } from './value-strings';
-
-const QUOTE = 34;
-const BACKSLASH = 92;
-const OPEN_BRACE = 123;
-const CLOSE_BRACE = 125;
-const OPEN_BRACKET = 91;
-const CLOSE_BRACKET = 93;
 
 /**
  * Valid JSON text with PHI replaced inside its strings, object keys included: each string literal is parsed, redacted and,
@@ -28,7 +22,7 @@ export function redactJsonText(raw: string, onFinding: (category: PhiCategory) =
       if (c === OPEN_BRACE) objects.push({ start: k });
       else if (c === CLOSE_BRACE) objects.pop();
     }
-    const j = literalEnd(raw, i);
+    const j = stringEnd(raw, i);
     const original = JSON.parse(raw.slice(i, j + 1)) as string;
     const { text, categories } = redactText(original);
     let replacement = categories.length ? text : undefined;
@@ -62,19 +56,12 @@ function keysOf(raw: string, start: number): Set<string> {
     else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       if (--depth === 0) break;
     } else if (c === QUOTE) {
-      const j = literalEnd(raw, k);
+      const j = stringEnd(raw, k);
       if (depth === 1 && isKey(raw, j + 1)) keys.add(JSON.parse(raw.slice(k, j + 1)) as string);
       k = j;
     }
   }
   return keys;
-}
-
-/** Where the string literal whose opening quote is at `i` closes (its closing quote). */
-function literalEnd(raw: string, i: number): number {
-  let j = i + 1;
-  while (j < raw.length && raw.charCodeAt(j) !== QUOTE) j += raw.charCodeAt(j) === BACKSLASH ? 2 : 1;
-  return j;
 }
 
 /** Whether the literal that ended just before `at` is an object key (the next non-space character is `:`). */

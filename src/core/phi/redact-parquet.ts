@@ -1,6 +1,6 @@
-import { parquetMetadataAsync, parquetReadObjects, parquetSchema, type SchemaElement } from 'hyparquet';
+import { parquetReadObjects, type SchemaElement } from 'hyparquet';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import { hostAsyncBuffer } from '../io/host-async-buffer';
+import { openParquetFile, parquetWhy } from '../io/parquet-file';
 import type { Host } from '../remote/host';
 import { errorMessage } from '../errors/located-error';
 import type { PhiCategory } from './phi-categories';
@@ -47,11 +47,9 @@ function nullableDates(schema: SchemaElement[]): SchemaElement[] {
  */
 export async function redactParquet(host: Host, path: string, size: number, out: PrivateOutput, summary: PhiSummary): Promise<void> {
   const where = `${host.name}:${path}`;
-  const file = await hostAsyncBuffer(host, path, size);
-  const metadata = await parquetMetadataAsync(file).catch((err: unknown) => {
-    throw new Error(`${where}: cannot read the parquet footer (truncated or not parquet): ${hideQuotedText(errorMessage(err))}`);
+  const { file, metadata, columns } = await openParquetFile(host, path, size).catch((err: unknown) => {
+    throw new Error(hideQuotedText(errorMessage(err)));
   });
-  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
   const bytes = new ByteWriter();
   // Each finished row group goes to the host before the next is encoded.
   let pending: Promise<void> = Promise.resolve();
@@ -67,7 +65,7 @@ export async function redactParquet(host: Host, path: string, size: number, out:
   for (const [g, group] of metadata.row_groups.entries()) {
     const rowEnd = rowStart + Number(group.num_rows);
     const rows = await parquetReadObjects({ file, metadata, rowStart, rowEnd, utf8: true }).catch((err: unknown) => {
-      throw new Error(`${where}: row group ${g} (rows ${rowStart + 1}-${rowEnd}): cannot decode: ${hideQuotedText(errorMessage(err))}`);
+      throw new Error(`${where}: row group ${g} (rows ${rowStart + 1}-${rowEnd}): cannot decode: ${hideQuotedText(parquetWhy(err))}`);
     });
     const redacted = rows.map((r) => redactValue(r, (c) => countFinding(summary, c)) as Record<string, unknown>);
     summary.rows += rows.length;

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { readLines } from '../io/line-reader';
+import { parseJsonLine } from '../io/json-line';
 import { errorMessage } from '../errors/located-error';
 import { LocalHost } from '../remote/local-host';
 import { useNameWords, type NameWords } from './name-lexicon';
@@ -85,15 +86,13 @@ async function scan(job: RangeJob): Promise<RangeResult> {
     line++;
     if (l.text.trim() === '') continue;
     summary.rows++;
-    let value: unknown;
-    try {
-      value = JSON.parse(l.text);
-    } catch (err) {
+    const parsed = parseJsonLine(l.text);
+    if (parsed.error !== undefined) {
       bytes.cut();
-      malformed.push({ line, offset: l.start, why: errorMessage(err), complete: l.complete });
+      malformed.push({ line, offset: l.start, why: parsed.error, complete: l.complete });
       continue;
     }
-    hitsIn(value, line, keys, hits);
+    hitsIn(parsed.value, line, keys, hits);
     if (!hits.length) continue;
     for (const h of hits) countFinding(summary, h.category);
     if (job.format) bytes.add(findingLines(hits, job.format));

@@ -1,6 +1,8 @@
-import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import { parquetReadObjects } from 'hyparquet';
+import { openParquetFile, parquetWhy } from '../io/parquet-file';
 import { errorMessage, type Problem } from '../errors/located-error';
 import { readLines } from '../io/line-reader';
+import { parseJsonLine, rowDepthProblem } from '../io/json-line';
 import type { Host } from '../remote/host';
 import type { ChatMessage, RewardSample } from '../scoring/sample';
 
@@ -88,8 +90,12 @@ export function rowToSample(row: unknown): RewardSample {
 /** A JSONL line longer than this is refused (file:line) without being held: a sample is text, not a data dump. */
 export const MAX_SAMPLE_LINE_BYTES = 8 << 20;
 
-/** One row read from a samples file: a sample and where it came from, or why that row is not one. */
-export type SampleRow = { sample: RewardSample; row: number } | { problem: Problem };
+/**
+ * One row read from a samples file: a sample and where it came from, or why that row is not one. `index` is the row's
+ * 0-based place among the file's rows (blank lines aside), rows that could not be read included: a result keeps the
+ * number of its input whatever was skipped before it.
+ */
+export type SampleRow = { sample: RewardSample; row: number; index: number } | { problem: Problem };
 
 /**
  * Reads samples from a JSONL, JSON (an array, or `{"samples": [...]}`) or parquet file on a host, one at a time: a JSONL
@@ -106,16 +112,19 @@ export async function* readSamples(
   const limit = opts.limit ?? Infinity;
   if (limit <= 0) return;
   let taken = 0;
-  const sampleOf = (row: unknown, n: number, where: Pick<Problem, 'line' | 'field'>): SampleRow => {
+  const sampleOf = (row: unknown, n: number, index: number, where: Pick<Problem, 'line' | 'field'>): SampleRow => {
     taken++;
+    const deep = rowDepthProblem(row);
+    if (deep !== undefined) return { problem: { file: path, host: hostLabel, ...where, severity: 'error', message: deep } };
     try {
-      return { sample: rowToSample(row), row: n };
+      return { sample: rowToSample(row), row: n, index };
     } catch (err) {
       return { problem: { file: path, host: hostLabel, ...where, severity: 'error', message: errorMessage(err) } };
     }
   };
   if (/\.jsonl$/i.test(path)) {
     let n = 0;
+    let index = 0;
     for await (const line of readLines(host, path, {
       includePartial: true,
       signal: opts.signal,
@@ -133,31 +142,26 @@ export async function* readSamples(
             message: `this line is ${((line.end - line.start) / 2 ** 20).toFixed(1)} MiB, more than the ${MAX_SAMPLE_LINE_BYTES >> 20} MiB a sample may take: skipped`,
           },
         };
+        index++;
         continue;
       }
       if (!line.text.trim()) continue;
-      let row: unknown;
-      try {
-        row = JSON.parse(line.text);
-      } catch (err) {
-        yield { problem: { file: path, host: hostLabel, line: n, severity: 'error', message: `not JSON: ${errorMessage(err)}` } };
+      const parsed = parseJsonLine(line.text);
+      if (parsed.error !== undefined) {
+        yield { problem: { file: path, host: hostLabel, line: n, severity: 'error', message: parsed.error } };
+        index++;
         continue;
       }
-      yield sampleOf(row, n, { line: n });
+      yield sampleOf(parsed.value, n, index++, { line: n });
       if (taken >= limit) return;
     }
     return;
   }
   if (/\.json$/i.test(path)) {
-    let value: unknown;
-    try {
-      value = JSON.parse((await host.readFile(path)).toString('utf8'));
-    } catch (err) {
-      if (err instanceof SyntaxError) {
-        yield { problem: { file: path, host: hostLabel, severity: 'error', message: `not JSON: ${err.message}` } };
-        return;
-      }
-      throw err;
+    const { value, error } = parseJsonLine((await host.readFile(path)).toString('utf8'), Infinity);
+    if (error !== undefined) {
+      yield { problem: { file: path, host: hostLabel, severity: 'error', message: error } };
+      return;
     }
     const list = Array.isArray(value)
       ? value
@@ -168,24 +172,28 @@ export async function* readSamples(
       yield { problem: { file: path, host: hostLabel, severity: 'error', message: 'expected an array of samples, or {"samples": [...]}' } };
       return;
     }
-    for (let i = 0; i < list.length && taken < limit; i++) yield sampleOf(list[i], i + 1, { field: `[${i}]` });
+    for (let i = 0; i < list.length && taken < limit; i++) yield sampleOf(list[i], i + 1, i, { field: `[${i}]` });
     return;
   }
   if (/\.parquet$/i.test(path)) {
-    const { size } = await host.stat(path);
-    const file = {
-      byteLength: size,
-      slice: async (start: number, end?: number) => {
-        const buf = await host.readFile(path, { start, end: end ?? size });
-        return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
-      },
-    };
-    const metadata = await parquetMetadataAsync(file);
+    const { file, metadata } = await openParquetFile(host, path);
     let rowStart = 0;
     for (const group of metadata.row_groups) {
       const rowEnd = Math.min(rowStart + Number(group.num_rows), rowStart + limit - taken);
-      const objects = await parquetReadObjects({ file, metadata, rowStart, rowEnd });
-      for (const [i, row] of objects.entries()) yield sampleOf(normaliseParquet(row), rowStart + i + 1, { field: `[${rowStart + i}]` });
+      let objects: Record<string, unknown>[];
+      try {
+        objects = await parquetReadObjects({ file, metadata, rowStart, rowEnd });
+      } catch (err) {
+        // A damaged row group loses its own rows only.
+        const message = `rows ${rowStart}-${rowEnd - 1} (a row group) cannot be decoded: ${parquetWhy(err)}`;
+        yield { problem: { file: path, host: hostLabel, field: `[${rowStart}]`, severity: 'error', message } };
+        taken += rowEnd - rowStart;
+        if (taken >= limit) return;
+        rowStart += Number(group.num_rows);
+        continue;
+      }
+      for (const [i, row] of objects.entries())
+        yield sampleOf(normaliseParquet(row), rowStart + i + 1, rowStart + i, { field: `[${rowStart + i}]` });
       if (taken >= limit) return;
       rowStart += Number(group.num_rows);
     }

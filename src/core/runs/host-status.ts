@@ -24,18 +24,20 @@ const MARK = '\x1emedrl:';
 
 /**
  * One script that prints every section of a host's status: GPUs and their processes (nvidia-smi), free disk where the
- * runs are, and the run folders still active. A refresh is one round trip however many runs there are.
+ * runs are, and the run folders still active. A refresh is one round trip however many runs there are. The host's
+ * setup lines and env apply to nvidia-smi only (a module or PATH may provide it), in a subshell: disk and runs are read
+ * by system tools (`command -p`) that nothing the setup lines define can replace.
  */
 export function hostStatusScript(host: Pick<ResolvedHost, 'runsDir' | 'setup' | 'env'>): string {
   const runs = shellPath(host.runsDir.replace(/\/+$/, '') || '/');
   const m = (s: string) => `printf '${MARK}%s\\n' ${shellQuote(s)}`;
   return [
-    hostPrelude(host),
+    `(\n${hostPrelude(host)}`,
     m('gpus'),
-    `if command -v nvidia-smi >/dev/null 2>&1; then ${GPU_QUERY} 2>&1; printf '${MARK}gpus-exit %s\\n' "$?"; ${m('apps')}; ${APPS_QUERY} 2>/dev/null; else printf '${MARK}gpus-exit 127\\n'; fi`,
+    `if command -v nvidia-smi >/dev/null 2>&1; then ${GPU_QUERY} 2>&1; printf '${MARK}gpus-exit %s\\n' "$?"; ${m('apps')}; ${APPS_QUERY} 2>/dev/null; else printf '${MARK}gpus-exit 127\\n'; fi)`,
     m('disk'),
     // df of the runs folder, or of its nearest existing parent before the first run.
-    `d=${runs}; while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(dirname "$d"); done; printf '%s\\n' "$d"; df -Pk "$d" 2>&1`,
+    `d=${runs}; while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(command -p dirname "$d"); done; printf '%s\\n' "$d"; command -p df -Pk "$d" 2>&1`,
     m('runs'),
     `(\n${listRunsScript(host.runsDir)})`,
     m('end'),

@@ -2,8 +2,7 @@ import { posix } from 'node:path';
 import { shellQuote } from '../remote/shell-quote';
 import type { Host } from '../remote/host';
 import type { Problem } from '../errors/located-error';
-import { errorMessage } from '../errors/located-error';
-import { runRecordSchema, RUN_FILES, type RunRecord, type RunState } from './run-record';
+import { runRecordSchema, RUN_FILES, RUN_MARKER_TOKEN, type RunRecord, type RunState } from './run-record';
 import { parseRayStatus, recordedRay } from './ray-scheduler';
 import { progressFromLog, type LogProgress } from './log-progress';
 import { RUN_ID_PATTERN } from './run-id';
@@ -32,24 +31,49 @@ export interface RunListing {
   problems: Problem[];
 }
 
+/** Bytes of run.json the listing reads at most (one a submit writes is under 2 KB); the small marker files get 4 KiB. */
+const RECORD_MAX_BYTES = 65_536;
+const SMALL_FILE_MAX_BYTES = 4096;
+
 /**
  * One shell script that reports every run under a runs folder: run.json, exit_code, the cancelled marker, whether the
  * pid is alive, the log's size and last bytes (base64, so any byte survives), plus one `squeue` call for Slurm runs
- * and `ray job status` for active Ray runs. A whole host refresh is this one round trip.
+ * and `ray job status` for active Ray runs. A whole host refresh is this one round trip. It reads only regular files
+ * of a bounded size (a FIFO would block it, a huge run.json fill memory) and follows no link: one crafted run folder
+ * costs only itself. System tools are called through `command -p`, so no PATH can replace them.
  */
 export function listRunsScript(runsDir: string, only?: string): string {
   const f = RUN_FILES;
   if (only !== undefined && !RUN_ID_PATTERN.test(only)) throw new Error(`not a run folder name: ${only}`);
+  const small = [f.exitCode, f.ended, f.cancelled, f.started].map((n) => `-name ${n}`).join(' -o ');
   return `cd ${runsDir.startsWith('~/') ? `"$HOME"/${shellQuote(runsDir.slice(2))}` : shellQuote(runsDir)} 2>/dev/null || exit 0
-slurm=0; ray=""; sched=""
+slurm=0; ray=""; sched=""; js=""; logs=""
+# Run folders: names a run id can have, and real folders (a link is reported, not followed).
+set --
+for d in ${only ?? '[a-z0-9]*'}; do
+  case $d in *[!a-z0-9-]*) continue;; esac
+  if [ -L "$d" ]; then echo "N link $d"; elif [ -d "$d" ]; then set -- "$@" "$d"; fi
+done
+# The files read below, each a regular file of a bounded size; B PATH for one that is not (a link, FIFO, device, too big).
+files=""
+[ $# -gt 0 ] && files=$(command -p find "$@" -mindepth 1 -maxdepth 1 \\( -name ${f.record} -o -name ${f.log} -o ${small} \\) \\
+  \\( -type f \\( -name ${f.log} -o -name ${f.record} -size -${RECORD_MAX_BYTES + 1}c -o ! -name ${f.record} -size -${SMALL_FILE_MAX_BYTES + 1}c \\) -print \\
+  -o -exec printf 'B %s\\n' {} + \\) 2>/dev/null)
+set -f; IFS='
+'
+for p in $files; do
+  case $p in 'B '*) printf '%s\\n' "$p";; */${f.record}) js="$js $p";; */${f.log}) logs="$logs $p";; esac
+done
+unset IFS; set +f
 # One awk pass reads every run.json (it may be pretty-printed: its lines are joined; JSON strings hold no raw line breaks or
 # tabs) with the run's exit_code, ended, cancelled and started files, and prints each run's lines: R DIR, J JSON, X EXIT,
 # D ENDED, C (cancelled), G PID PGID JOBID (what job.sh recorded); then P PID DIR for a pid to check (job.sh's own, else
-# run.json's) and K slurm|ray DIR for an unfinished job to ask its scheduler about.
+# run.json's) and K slurm|ray DIR for an unfinished job to ask its scheduler about. Its first input (stdin, never empty)
+# is the files found above: it opens no other.
 # The shell only runs kill -0 and collects the K lines: its read builtin takes a byte per system call, and its pattern
 # expansions over each run's JSON made a refresh of 100 runs ten times slower.
-recs=$(awk '
-function field(file,   line, r) { r = (getline line < file); close(file); return r < 0 ? "-" : "=" line }
+recs=$(printf '%s\\n' "$files" | command -p awk '
+function field(file,   line, r) { if (!(file in ok)) return "-"; r = (getline line < file); close(file); return r < 0 ? "-" : "=" line }
 function out(   x, p, g, s) {
   if (d !~ /^[a-z0-9][a-z0-9-]*$/) return
   printf "R %s\\nJ %s\\n", d, j
@@ -63,9 +87,10 @@ function out(   x, p, g, s) {
   if (g != "-" && split(substr(g, 2), s, " ") >= 1 && s[1] ~ /^[0-9]+$/) printf "P %s %s\\n", s[1], d
   else if (match(j, /"pid": *[0-9]+/)) { p = substr(j, RSTART, RLENGTH); sub(/^"pid": */, "", p); printf "P %s %s\\n", p, d }
 }
-FNR == 1 { if (NR > 1) out(); d = FILENAME; sub("/${f.record}$", "", d); j = "" }
+NR == FNR { ok[$0] = 1; next }
+FNR == 1 { if (d != "") out(); d = FILENAME; sub("/${f.record}$", "", d); j = "" }
 { j = j " " $0 }
-END { if (NR) out() }' ${only ?? '[a-z0-9]*'}/${f.record} 2>/dev/null)
+END { if (d != "") out() }' - $js)
 printf '%s\\n' "$recs"
 set -f; IFS='
 '
@@ -78,27 +103,38 @@ for rec in $recs; do
 done
 unset IFS; set +f
 # Sizes and tails of every log in two commands (not per run): tail -v puts a "==> DIR/output.log <==" line before each.
-set -- ${only ?? '[a-z0-9]*'}/${f.log}
-if [ -e "$1" ]; then wc -c "$@" | sed 's/^ */S /'; printf 'T '; tail -v -c ${LOG_TAIL_BYTES} "$@" | base64 | tr -d '\\n'; echo; fi
+set -- $logs
+if [ $# -gt 0 ]; then command -p wc -c "$@" | command -p sed 's/^ */S /'; printf 'T '; command -p tail -v -c ${LOG_TAIL_BYTES} "$@" | command -p base64 | command -p tr -d '\\n'; echo; fi
 if [ $slurm = 1 ]; then squeue -h -t all -o 'Q %i %T %j %r' 2>/dev/null || echo 'E squeue failed'; fi
-for d in $ray; do printf 'Y %s ' "$d"; ${recordedRay('"$d"', 'job status "$d"')} 2>&1 | tr '\\n' ' '; echo
+for d in $ray; do printf 'Y %s ' "$d"; ${recordedRay('"$d"', 'job status "$d"')} 2>&1 | command -p tr '\\n' ' '; echo
 done
 # A job that ended while the scheduler was asked: its exit_code, read after its scheduler state.
-for d in $sched; do if [ -f "$d/${f.exitCode}" ]; then c=""; IFS= read -r c < "$d/${f.exitCode}"; printf 'Z %s %s\\n' "$d" "$c"; fi; done
+for d in $sched; do x="$d/${f.exitCode}"; if [ -f "$x" ] && [ ! -L "$x" ]; then printf 'Z %s %s\\n' "$d" "$(command -p head -c 32 "$x" | command -p head -n 1)"; fi; done
 ${only === undefined ? SWEEP_SCRIPT : ''}exit 0
 `;
 }
 
 /**
- * Run folders without run.json: N swept|recent|kept DIR. The submit creates a folder and writes its run.json in one
- * command, and starts no job before that, so one older than a minute holding nothing (or only run.json.tmp) is what an
- * interrupted submit left: removed, and reported. Any other is reported and kept.
+ * Folders without run.json: N recent|swept|kept|unmarked DIR. Only what MedRL can prove it made is ever removed: a run
+ * folder whose marker holds this user's token (RUN_MARKER_TOKEN: the submit writes it in the command that creates the
+ * folder, before anything else; no repository can know it), owned by this user, a minute old and holding nothing but
+ * the marker and run.json.tmp: what an interrupted submit left. A run.json.tmp beside a run.json in such a folder (a
+ * write cut short) goes too. Anything else is reported and kept.
  */
-const SWEEP_SCRIPT = `for d in [a-z0-9]*/; do
-  d=\${d%/}; [ -d "$d" ] && [ ! -e "$d/${RUN_FILES.record}" ] || continue
+const SWEEP_SCRIPT = `me=$(command -p id -u); tok=""; [ -s "$HOME"/${RUN_MARKER_TOKEN} ] && tok=$(command -p head -c 64 "$HOME"/${RUN_MARKER_TOKEN})
+mark() { [ -n "$tok" ] && [ -f "$1" ] && [ ! -L "$1" ] && [ "$(command -p head -c 64 "$1")" = "$tok" ]; }
+for d in [a-z0-9]*; do
   case $d in *[!a-z0-9-]*) continue;; esac
-  if [ -z "$(find "$d" -maxdepth 0 -mmin +1)" ]; then echo "N recent $d"
-  elif [ -z "$(ls -A "$d" | grep -vx '${RUN_FILES.record}.tmp')" ]; then rm -f "$d/${RUN_FILES.record}.tmp" && rmdir "$d" && echo "N swept $d" || echo "N kept $d"
+  [ -d "$d" ] && [ ! -L "$d" ] || continue
+  t="$d/${RUN_FILES.record}.tmp"
+  if [ -e "$d/${RUN_FILES.record}" ] || [ -L "$d/${RUN_FILES.record}" ]; then
+    if [ -f "$t" ] && [ ! -L "$t" ] && mark "$d/${RUN_FILES.marker}" && [ -n "$(command -p find "$t" -prune -mmin +1)" ]; then command -p rm -f "$t"; fi
+    continue
+  fi
+  if ! mark "$d/${RUN_FILES.marker}"; then echo "N unmarked $d"
+  elif [ -z "$(command -p find "$d" -prune -mmin +1)" ]; then echo "N recent $d"
+  elif [ -n "$(command -p find "$d" -prune -user "$me")" ] && [ -z "$(command -p ls -A "$d" | command -p grep -vxF -e ${RUN_FILES.marker} -e ${RUN_FILES.record}.tmp)" ] && [ ! -L "$t" ]; then
+    command -p rm -f "$t" "$d/${RUN_FILES.marker}" && command -p rmdir "$d" && echo "N swept $d" || echo "N kept $d"
   else echo "N kept $d"; fi
 done
 `;
@@ -134,6 +170,7 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
     if (tag === 'R ') raw.push({ dir: rest, json: '', alive: false, cancelled: false, logSize: 0, logTail: '' });
     else if (tag === 'J ' && cur) cur.json = rest;
     else if (tag === 'G ' && cur) cur.started = rest;
+    else if (tag === 'B ') problems.push(unreadFile(hostName, runsDir, rest));
     else if (tag === 'N ') {
       const [what, dir] = rest.split(' ');
       problems.push({
@@ -190,7 +227,9 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
       }
       record = withStarted(parsed.data, r.started, slurmByName);
     } catch (err) {
-      problems.push({ host: hostName, file, severity: 'error', message: `not valid JSON: ${errorMessage(err)}` });
+      // Not the parser's message: it quotes the file's first bytes, and run.json may be anything.
+      if (!(err instanceof SyntaxError)) throw err;
+      problems.push({ host: hostName, file, severity: 'error', message: 'not valid JSON: not a run.json a submit wrote' });
       continue;
     }
     const s = resolveState(record, r, { slurm, squeueFailed, ray }, now);
@@ -208,10 +247,24 @@ export function parseRunListing(hostName: string, runsDir: string, out: string, 
   return { runs, problems };
 }
 
+/** A file of a run folder the listing did not read (B PATH): what it needs to be, and what that cost. */
+function unreadFile(host: string, runsDir: string, path: string): Problem {
+  const name = posix.basename(path);
+  const limit = name === RUN_FILES.log ? '' : ` of at most ${name === RUN_FILES.record ? RECORD_MAX_BYTES : SMALL_FILE_MAX_BYTES} bytes`;
+  return {
+    host,
+    file: `${runsDir.replace(/\/$/, '')}/${path}`,
+    severity: name === RUN_FILES.record ? 'error' : 'warning',
+    message: `not read: not a regular file${limit} (a link, FIFO or device${limit ? ', or bigger' : ''})${name === RUN_FILES.record ? ': the folder is not listed as a run' : ''}`,
+  };
+}
+
 const UNRECORDED = {
   swept: 'an interrupted submit left this run folder without run.json; no job was ever started from it: removed',
   recent: 'no run.json yet: a submit is creating this run folder',
-  kept: 'a run folder without run.json (not made by a submit, or its run.json was deleted): not listed as a run; kept',
+  kept: 'a run folder without run.json that holds other files (its run.json was deleted?): not listed as a run; kept',
+  unmarked: `a folder without run.json that no submit made here (it holds no ${RUN_FILES.marker} marker with this user's token): not a run; left as it is`,
+  link: 'a link, not a run folder: not followed, not listed',
 } as const;
 
 /**

@@ -41,11 +41,19 @@ export function isActive(state: RunState): boolean {
   return state === 'queued' || state === 'running';
 }
 
+/**
+ * A random token of this user on a host (under $HOME, 0600), written into each run folder's marker: a folder a repository
+ * or anyone else crafted cannot hold it, so a marker that holds it proves a submit made the folder (list-runs.ts sweeps).
+ */
+export const RUN_MARKER_TOKEN = '.medrl/run-marker';
+
 /** The files of a run folder (the contract other features read). */
 export const RUN_FILES = {
   spec: 'spec.yaml',
   launch: 'launch.sh',
   record: 'run.json',
+  /** The host's marker token (RUN_MARKER_TOKEN), written by the submit in the command that creates the folder. */
+  marker: '.medrl-run',
   /** The run's manifest (spec, reward code, data, model, environment, git, services, judges, submitter): provenance.ts. */
   provenance: 'provenance.json',
   log: 'output.log',

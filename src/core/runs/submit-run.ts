@@ -5,7 +5,7 @@ import { errorMessage, LocatedError, type Problem } from '../errors/located-erro
 import type { ResolvedHost } from '../config/workspace-config';
 import type { RunSpec } from './run-spec';
 import { makeRunId } from './run-id';
-import { RUN_FILES, type RunRecord } from './run-record';
+import { RUN_FILES, RUN_MARKER_TOKEN, type RunRecord } from './run-record';
 import { asList, hostPath, modelPath, type HostDirs } from './host-paths';
 import { trainerFor } from './trainers';
 import { launchEnv, NO_RUN_ENV, renderJobScript, renderLaunchScript, secretsInput, type RunEnv } from './launch-script';
@@ -222,16 +222,21 @@ export async function writeRecord(host: Host, record: RunRecord): Promise<void> 
 }
 
 /**
- * Creates the run folder (private: umask 077) with an atomic mkdir and writes its run.json in the same command, so a
- * run folder exists without its record only if that one command is cut short (the listing reports and sweeps those);
+ * Creates the run folder (private: umask 077) with an atomic mkdir and writes its marker and run.json in the same
+ * command, so a run folder exists without its record only if that one command is cut short (the listing reports and
+ * sweeps those);
  * false when the folder exists already (two quick submits never share one).
  */
 export async function createRunFolder(host: Host, record: RunRecord, lastAttempt: boolean): Promise<boolean> {
   const dir = shellQuote(record.dir);
   const tmp = shellQuote(posix.join(record.dir, `${RUN_FILES.record}.tmp`));
+  // The marker first: it is what lets the listing remove a folder this command leaves half made (list-runs.ts).
   const r = await host.exec(
-    `umask 077 && mkdir -p ${shellQuote(posix.dirname(record.dir))} && mkdir ${dir} || exit 1
-cat > ${tmp} && mv ${tmp} ${shellQuote(posix.join(record.dir, RUN_FILES.record))}`,
+    `umask 077 && mkdir -p ${shellQuote(posix.dirname(record.dir))} || exit 2
+t="$HOME"/${RUN_MARKER_TOKEN}
+[ -s "$t" ] || { mkdir -p "\${t%/*}" && od -An -tx1 -N16 /dev/urandom | tr -d ' \n' > "$t.$$" && mv "$t.$$" "$t"; } || exit 2
+mkdir ${dir} || exit 1
+cat "$t" > ${shellQuote(posix.join(record.dir, RUN_FILES.marker))} && cat > ${tmp} && mv ${tmp} ${shellQuote(posix.join(record.dir, RUN_FILES.record))} || exit 2`,
     { stdin: `${JSON.stringify(record)}\n`, timeoutMs: 30_000 },
   );
   if (r.code === 0) return true;

@@ -112,7 +112,7 @@ describe('episode readers', () => {
       f.malformed.map((m) => m.line),
       [2, 5, 6, 8],
     );
-    assert.match(f.malformed[0]!.message, /not JSON/);
+    assert.match(f.malformed[0]!.message, /malformed JSON/);
     assert.match(f.malformed[1]!.message, /not a JSON object/);
     assert.match(f.malformed[2]!.message, /neither a verl dump record/);
     assert.match(f.malformed[3]!.message, /no newline/);

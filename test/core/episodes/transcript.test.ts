@@ -48,6 +48,23 @@ describe('splitTranscript', () => {
       );
   });
 
+  it('splits a stripped-token conversation written with CRLF line ends into the same turns', () => {
+    const turns = splitTranscript(
+      'system\r\nBe brief.\r\nuser\r\nChest pain.\r\nassistant\r\n',
+      'Order: troponin.\r\nuser\r\nHere is the test result: troponin 2.1\r\nassistant\r\nDiagnosis: NSTEMI',
+    );
+    assert.deepEqual(
+      turns.map((t) => `${t.role}${t.environment ? ' (environment)' : ''}: ${t.content}`),
+      [
+        'system: Be brief.',
+        'user: Chest pain.',
+        'assistant: Order: troponin.',
+        'user (environment): Here is the test result: troponin 2.1',
+        'assistant: Diagnosis: NSTEMI',
+      ],
+    );
+  });
+
   it('reads Llama 3 headers and Mistral [INST] blocks', () => {
     const llama = splitTranscript(
       '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nQT risk?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',

@@ -69,13 +69,15 @@ describe('host status in one script', () => {
     writeRunFolder(runs, 'r1', { pid: process.pid });
     writeRunFolder(runs, 'r2', { pid: process.pid, exitCode: 0 });
     writeRunFolder(runs, 'r3', { pid: DEAD_PID }); // killed without a trace: lost, not active
-    mkdirSync(join(runs, 'not-a-run')); // no run.json: not a run, but never hidden (a submit may be creating it)
+    mkdirSync(join(runs, 'not-a-run')); // no run.json and no submit's marker: not a run, but never hidden
     const script = hostStatusScript({ runsDir: runs, setup: [], env: { PATH: `${join(DATA, 'standin')}:${process.env.PATH}` } });
     const r = await host.exec(script);
     const s = parseHostStatus(r.stdout, 'local: status', { name: 'local', runsDir: runs });
     assert.deepEqual(
       s.problems.map((p) => `${p.file}: ${p.message}`),
-      [`${join(runs, 'not-a-run')}: no run.json yet: a submit is creating this run folder`],
+      [
+        `${join(runs, 'not-a-run')}: a folder without run.json that no submit made here (it holds no .medrl-run marker with this user's token): not a run; left as it is`,
+      ],
     );
     assert.equal(s.gpus.length, 2);
     assert.equal(s.processes.length, 2);

@@ -62,7 +62,7 @@ describe('reward samples from files', () => {
     assert.deepEqual(
       a.problems.map((p) => [p.line, p.message.slice(0, 20)]),
       [
-        [3, 'not JSON: Unexpected'],
+        [3, 'malformed JSON: an u'],
         [4, 'no solution: a sampl'],
       ],
     );

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
 import { createRunFolder, prepareRun, startRunFolder } from '../../../src/core/runs/submit-run';
@@ -91,19 +91,26 @@ describe('crash safety, fault by fault (local host, real Slurm)', () => {
 
   it('folders without run.json are reported: one an interrupted submit left is swept after a minute, any other is kept', async () => {
     const ws = makeWorkspace();
-    mkdirSync(ws.runsDir, { recursive: true });
-    for (const d of ['cut-1', 'cut-2', 'fresh-3', 'mine-4']) mkdirSync(join(ws.runsDir, d));
+    const { spec, text } = adaptExample('local-demo.yaml', ws);
+    const run = await prepareRun(request(ws, host, spec, text));
+    // Folders the submit's own command made (markers and all), cut back to what a kill at each point leaves.
+    for (const d of ['cut-1', 'cut-2', 'fresh-3', 'mine-4']) {
+      assert.ok(await createRunFolder(host, { ...run.record, id: d, dir: join(ws.runsDir, d) }, true));
+      unlinkSync(join(ws.runsDir, d, RUN_FILES.record));
+    }
     writeFileSync(join(ws.runsDir, 'cut-2', 'run.json.tmp'), '{"id":');
     writeFileSync(join(ws.runsDir, 'mine-4', 'notes.txt'), 'keep me');
+    mkdirSync(join(ws.runsDir, 'other-5'));
     const past = new Date(Date.now() - 120_000);
-    for (const d of ['cut-1', 'cut-2', 'mine-4']) utimesSync(join(ws.runsDir, d), past, past);
+    for (const d of ['cut-1', 'cut-2', 'mine-4', 'other-5']) utimesSync(join(ws.runsDir, d), past, past);
     const listing = await listRuns(host, ws.runsDir);
     const said = Object.fromEntries(listing.problems.map((p) => [p.file!.slice(ws.runsDir.length + 1), p.message]));
     assert.match(said['cut-1'] ?? '', /interrupted submit .* no job was ever started from it: removed/);
     assert.match(said['cut-2'] ?? '', /removed/);
     assert.match(said['fresh-3'] ?? '', /no run\.json yet: a submit is creating this run folder/);
     assert.match(said['mine-4'] ?? '', /without run\.json .*kept/);
-    assert.deepEqual(readdirSync(ws.runsDir).sort(), ['fresh-3', 'mine-4']);
+    assert.match(said['other-5'] ?? '', /no submit made here.*left as it is/);
+    assert.deepEqual(readdirSync(ws.runsDir).sort(), ['fresh-3', 'mine-4', 'other-5']);
   });
 
   it("cancel signals only the run's own process group: pgid 1 and another group are refused and nothing is signalled", async () => {

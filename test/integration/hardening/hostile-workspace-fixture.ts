@@ -1,4 +1,16 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -137,6 +149,29 @@ export function makeHostileWorkspace(): HostileWorkspace {
   writeFileSync(join(shellName, 'run.json'), record('a', {}));
   symlinkSync(join(outside, 'runs/stolen-run'), join(runsDir, 'stolen-run'));
   attacks.set('run-folder-symlink-out', 'a run folder that is a link to a folder outside the workspace');
+
+  // Folders the listing must never remove (long past its one-minute sweep): an empty one (a mount point), and one dressed
+  // as an interrupted submit's, with a marker the repository forged.
+  mkdirSync(join(runsDir, 'empty-mount'));
+  mkdirSync(join(runsDir, 'forged-cut'));
+  writeFileSync(join(runsDir, 'forged-cut/.medrl-run'), 'deadbeef'.repeat(4));
+  writeFileSync(join(runsDir, 'forged-cut/run.json.tmp'), '{"id":');
+  const past = new Date(Date.now() - 600_000);
+  for (const d of ['empty-mount', 'forged-cut']) utimesSync(join(runsDir, d), past, past);
+  attacks.set('listing-deletes-folders', 'empty folders and a forged interrupted-submit folder in runsDir, for the sweep to remove');
+  // Run folders that would block or flood the listing, or show a file outside: FIFOs, a 100 MB run.json, a linked run.json.
+  for (const [id, file] of [
+    ['fifo-log', 'output.log'],
+    ['fifo-exit', 'exit_code'],
+  ] as const) {
+    w(`runs/${id}/run.json`, record(id, {}));
+    execFileSync('mkfifo', [join(runsDir, id, file)]);
+  }
+  w('runs/huge-json/run.json', '');
+  truncateSync(join(runsDir, 'huge-json/run.json'), 100 << 20);
+  mkdirSync(join(runsDir, 'linked-json'));
+  symlinkSync(join(outside, 'id_ed25519'), join(runsDir, 'linked-json/run.json'));
+  attacks.set('run-folder-fifo-huge-link', 'FIFOs named output.log and exit_code, a 100 MB run.json, a run.json linked to a key outside');
 
   // Episodes and datasets: escape codes (OSC 52 writes the clipboard), HTML, a 3 MiB line, and links to the user's rows.
   const episode = (step: number, text: string) =>

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { leaks, makeHostileWorkspace } from './hostile-workspace-fixture';
@@ -9,10 +10,13 @@ import { leaks, makeHostileWorkspace } from './hostile-workspace-fixture';
 const CLI = join(__dirname, '../../../dist/cli.js');
 const run = promisify(execFile);
 
+// A user who has trusted no workspace: their own config folder, empty (the test runner's trusts every temporary folder).
+const untrusted = { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'medrl-config-')) };
+
 /** Runs the built CLI in the hostile repository; its exit code is not the point, what it ran and printed is. */
 async function medrl(cwd: string, ...args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const r = await run(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+    const r = await run(process.execPath, [CLI, ...args], { cwd, env: untrusted, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
     return { code: 0, out: r.stdout + r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -47,6 +51,41 @@ describe('hostile workspace through the CLI: nothing runs, nothing outside the w
     assert.deepEqual(h.executed(), []);
   });
 
+  it('medrl runs: FIFOs, a 100 MB run.json and a linked run.json cost only their folders; the listing deletes no folder', async () => {
+    const started = Date.now();
+    const r = await medrl(h.dir, 'runs', '--host', 'local', '--json');
+    const took = Date.now() - started;
+    check('medrl runs (crafted run folders)', r.out);
+    assert.ok(took < 20_000, `medrl runs took ${took} ms`);
+    const listed = JSON.parse(r.out.slice(r.out.indexOf('['), r.out.lastIndexOf(']') + 1)) as {
+      runs: { record: { id: string } }[];
+      problems: { file: string; message: string }[];
+    }[];
+    const ids = listed.flatMap((x) => x.runs.map((run) => run.record.id));
+    for (const id of ['evil-pid', 'evil-ray', 'fifo-log', 'fifo-exit']) assert.ok(ids.includes(id), `${id} listed: ${ids.join(', ')}`);
+    const problems = listed.flatMap((x) => x.problems);
+    for (const f of ['fifo-log/output.log', 'fifo-exit/exit_code', 'huge-json/run.json', 'linked-json/run.json'])
+      assert.ok(
+        problems.some((p) => p.file.endsWith(`/${f}`) && /not read/.test(p.message)),
+        `${f} reported: ${JSON.stringify(problems)}`,
+      );
+    for (const d of ['empty-mount', 'forged-cut']) assert.ok(existsSync(join(h.runsDir, d)), `${d} was removed by the listing`);
+    assert.ok(existsSync(join(h.runsDir, 'forged-cut/run.json.tmp')));
+  });
+
+  it('medrl hosts status and check refuse to run the setup lines and env of an untrusted workspace, and say how to trust it', async () => {
+    for (const args of [
+      ['hosts', 'status', 'local'],
+      ['hosts', 'check', 'local'],
+    ]) {
+      const r = await medrl(h.dir, ...args);
+      check(`medrl ${args.join(' ')}`, r.out);
+      assert.equal(r.code, 1, r.out);
+      assert.match(r.out, /is not a trusted workspace\. Read its medrl\.yaml and run specs, then trust it: medrl trust /);
+    }
+    assert.deepEqual(h.executed(), []);
+  });
+
   it('medrl services, episodes and dataset inspect run nothing and print no raw escape codes', async () => {
     const cmds = [
       ['services'],
@@ -63,14 +102,34 @@ describe('hostile workspace through the CLI: nothing runs, nothing outside the w
     assert.deepEqual(h.executed(), []);
   });
 
-  it('medrl submit --dry-run: a reward linked out of the workspace is refused before anything reaches the host', async () => {
+  it('medrl submit --dry-run: refused until the workspace is trusted; trusted, a reward linked out of it is refused before anything reaches the host', async () => {
+    const untrustedRun = await medrl(h.dir, 'submit', 'configs/evil.yaml', '--dry-run');
+    check('medrl submit configs/evil.yaml --dry-run (untrusted)', untrustedRun.out);
+    assert.equal(untrustedRun.code, 1);
+    assert.match(untrustedRun.out, /not a trusted workspace.*medrl trust /);
+    const trusted = await medrl(h.dir, 'trust');
+    assert.equal(trusted.code, 0, trusted.out);
     const r = await medrl(h.dir, 'submit', 'configs/evil.yaml', '--dry-run');
+    assert.equal((await medrl(h.dir, 'trust', '--revoke')).code, 0);
     check('medrl submit configs/evil.yaml --dry-run', r.out);
     assert.notEqual(r.code, 0);
     assert.match(r.out, /outside the workspace/);
     assert.deepEqual(
       readdirSync(h.runsDir).sort(),
-      ['a$(touch${IFS}run-folder-name)', 'evil-pid', 'evil-ray', 'evil-slurm', 'evil-svc', 'stolen-run'],
+      [
+        'a$(touch${IFS}run-folder-name)',
+        'empty-mount',
+        'evil-pid',
+        'evil-ray',
+        'evil-slurm',
+        'evil-svc',
+        'fifo-exit',
+        'fifo-log',
+        'forged-cut',
+        'huge-json',
+        'linked-json',
+        'stolen-run',
+      ],
       'a dry run writes no run folder',
     );
   });

@@ -1,52 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const ROOT = process.env.MEDRL_ROOT ?? join(__dirname, '../../..');
-const CLI = join(ROOT, 'dist/cli.js');
-const TIME = '/usr/bin/time';
-
-/**
- * Runs the packaged `medrl` CLI and measures its own peak RSS (the node process, not the python3 worker it starts): GNU
- * time's "Maximum resident set size" where it is installed, else the kernel's high-water mark (VmHWM) polled until exit.
- */
-function cliPeak(args: string[], cwd: string): Promise<{ code: number | null; stdout: Buffer; stderr: string; peakMb: number }> {
-  const report = join(cwd, `time-${Date.now()}.txt`);
-  const withTime = existsSync(TIME);
-  const child = withTime
-    ? spawn(TIME, ['-v', '-o', report, process.execPath, CLI, ...args], { cwd })
-    : spawn(process.execPath, [CLI, ...args], { cwd });
-  const out: Buffer[] = [];
-  let stderr = '';
-  let hwmKb = 0;
-  child.stdout.on('data', (d: Buffer) => out.push(d));
-  child.stderr.on('data', (d: Buffer) => (stderr += String(d)));
-  const poll = withTime
-    ? undefined
-    : setInterval(() => {
-        try {
-          const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-          if (m) hwmKb = Math.max(hwmKb, Number(m[1]));
-        } catch {
-          // gone between polls: the last reading stands
-        }
-      }, 20);
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearInterval(poll);
-      if (withTime) {
-        const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(readFileSync(report, 'utf8'));
-        if (!m) return reject(new Error(`no peak RSS in ${report}`));
-        hwmKb = Number(m[1]);
-      }
-      resolve({ code, stdout: Buffer.concat(out), stderr, peakMb: Math.round(hwmKb / 1024) });
-    });
-  });
-}
+import { cliPeak } from './cli-peak';
 
 /** Writes `n` sample lines, in blocks (the test itself should not hold a 60 MB string). */
 function writeSamples(file: string, n: number): void {
@@ -106,7 +63,8 @@ describe('memory: reward run streams', () => {
         .map((l) => JSON.parse(l)),
       [
         { index: 0, score: 1, detail: null, error: null },
-        { index: 1, score: 0, detail: null, error: null },
+        // The refused line 2 keeps its place: the sample after it is the file's third row.
+        { index: 2, score: 0, detail: null, error: null },
       ],
     );
     assert.ok(r.peakMb < 150, `peak RSS ${r.peakMb} MB`);

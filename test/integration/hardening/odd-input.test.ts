@@ -140,7 +140,10 @@ describe('wrong answers on odd input (the built CLI)', () => {
     const r = await medrl(d, 'episodes', 'completions_1.parquet');
     console.log(`[odd-input] error: ${r.stderr.trim()}`);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /not a readable parquet file: parquet file invalid/);
+    assert.match(
+      r.stderr,
+      /cannot read the parquet footer at byte offset 2992 of 3000 \(the file is truncated or not parquet\): parquet file invalid/,
+    );
     assert.doesNotMatch(r.stderr, /caused by/);
   });
 });

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSshd, type SshdFixture } from '../fixtures/sshd';
@@ -97,6 +97,32 @@ describe('medrl hosts / exec against a real sshd (the CLI as a user runs it)', (
     assert.equal(c.cuda, '13.0', 'from the nvidia-smi table');
     assert.match(c.python, /^3\./);
     assert.ok(c.warnings.some((w: string) => /LoRALRUCache/.test(w)));
+  });
+
+  it('one crafted run folder costs only itself: a FIFO output.log and a 100 MB run.json, and the status answers at once', () => {
+    const runs = join(sshd.remoteHome, 'medrl-runs');
+    writeRunFolder(runs, 'e', { pid: process.pid });
+    spawnSync('mkfifo', [join(runs, 'e', 'output.log')]);
+    mkdirSync(join(runs, 'f'));
+    writeFileSync(join(runs, 'f', 'run.json'), '');
+    truncateSync(join(runs, 'f', 'run.json'), 100 << 20);
+    try {
+      const started = Date.now();
+      const r = cli(['hosts', 'status', 'gpu', '--json']);
+      assert.ok(Date.now() - started < 20_000, `hosts status took ${Date.now() - started} ms`);
+      assert.equal(r.status, 1, r.stderr);
+      const s = JSON.parse(r.stdout) as { activeRuns: string[]; runCount: number; problems: { file: string; message: string }[] };
+      assert.deepEqual(s.activeRuns.sort(), ['a', 'c', 'e']);
+      assert.equal(s.runCount, 5);
+      for (const f of ['e/output.log', 'f/run.json'])
+        assert.ok(
+          s.problems.some((p) => p.file.endsWith(`/${f}`) && /^not read: not a regular file/.test(p.message)),
+          JSON.stringify(s.problems),
+        );
+    } finally {
+      rmSync(join(runs, 'e'), { recursive: true });
+      rmSync(join(runs, 'f'), { recursive: true });
+    }
   });
 
   it('an unknown host key without a terminal fails with how to add it, and a wrong host name is a usage error', () => {

@@ -66,10 +66,11 @@ describe('medrl reward / judge CLI', () => {
       [
         [0, 1, 'yes', null],
         [1, 0, 'no', null],
-        [2, 1, 'maybe', null],
+        // The broken line 3 keeps its place: the sample after it is index 3, as it is the file's fourth row.
+        [3, 1, 'maybe', null],
       ],
     );
-    assert.match(r.err, /samples\.jsonl:3: error: not JSON/);
+    assert.match(r.err, /samples\.jsonl:3: error: malformed JSON/);
     assert.match(
       r.err,
       /samples\.jsonl:5: error: no solution: a sample needs solution_str, output \(verl dump\), response or completion \(it has: question\)/,
@@ -182,8 +183,9 @@ describe('medrl reward / judge CLI', () => {
       [line('maybe', 'maybe', 1, 2), '{"input": "Q", "output": "cut', line('No', 'no', 1, 2)].join('\n') + '\n',
     );
     const bt = await run(['reward', 'backtest', '--run', 'run1', '--fn', 'fns/strict.py', '--json'], dir);
-    assert.equal(bt.code, 0, bt.err);
+    assert.equal(bt.code, 1, 'a dump line that could not be read is a rollout missing from the comparison: never exit 0');
     const report = JSON.parse(bt.out) as {
+      skipped: number;
       total: number;
       changed: Array<{ step: number; line: number; training: number; now: number }>;
       agreement: { n: number; agreement: number };
@@ -191,17 +193,22 @@ describe('medrl reward / judge CLI', () => {
       meanNew: number;
     };
     assert.equal(report.total, 5);
+    assert.equal(report.skipped, 1);
     assert.deepEqual(report.changed.map((x) => [x.step, x.line, x.training, x.now]).sort(), [
       [1, 2, 1, 0],
       [2, 3, 1, 0],
     ]);
     assert.match(
       bt.err,
-      /run1\/rollouts\/2\.jsonl:2: error: not JSON/,
+      /run1\/rollouts\/2\.jsonl:2: error: malformed JSON/,
       'a malformed dump line is reported with its file and line; the others are scored',
     );
     assert.deepEqual([report.agreement.n, report.agreement.agreement, report.meanTraining, report.meanNew], [5, 0.6, 0.8, 0.4]);
     const text = await run(['reward', 'backtest', '--run', 'run1', '--fn', 'fns/strict.py', '--steps', '2'], dir);
-    assert.match(text.out, /2 rollouts, 2 scored, 0 errors\nmean score: training 1\.0000, now 0\.5000/);
+    assert.match(
+      text.out,
+      /2 rollouts, 2 scored, 0 errors, 1 line skipped \(could not be read: listed above\)\nmean score: training 1\.0000, now 0\.5000/,
+    );
+    assert.equal(text.code, 1);
   });
 });

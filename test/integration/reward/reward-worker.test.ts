@@ -7,6 +7,7 @@ import { LocalHost } from '../../../src/core/remote/local-host';
 import { RewardRunner } from '../../../src/core/reward/reward-runner';
 import { localHarnessPath } from '../../../src/core/reward/staging';
 import type { RewardSample } from '../../../src/core/scoring/sample';
+import { VERL_PYTHON } from '../runs/run-fixture';
 
 const dir = mkdtempSync(join(tmpdir(), 'medrl-reward-'));
 const host = new LocalHost();
@@ -127,6 +128,24 @@ describe('reward worker (real python3)', () => {
     }
     assert.deepEqual([res[4242]!.score, res[4242]!.error], [null, 'returned a dict holding NaN or an infinity (JSON cannot hold it)']);
     assert.deepEqual(res[4243]!.detail, { score: 1, tags: ['b'], pair: [1, 2], obj: 'Odd()' });
+  });
+
+  it('sends NumPy scalars and small arrays in a returned dict back as numbers and lists, a large array as its repr', async () => {
+    const file = fnFile(
+      'verl_numpy.py',
+      [
+        'import numpy as np',
+        'def compute_score(data_source, solution_str, ground_truth, extra_info=None):',
+        '    return {"score": np.float32(0.5), "acc": np.float32(0.25), "n": np.int64(3), "ok": np.bool_(True),',
+        '            "per_turn": np.array([0.5, 1.0]), "big": np.zeros(5000)}',
+      ].join('\n'),
+    );
+    const [res] = await runner(file, { python: VERL_PYTHON }).run([sample('x')]);
+    assert.equal(res!.error, null);
+    assert.equal(res!.score, 0.5);
+    const { big, ...rest } = res!.detail as Record<string, unknown>;
+    assert.deepEqual(rest, { score: 0.5, acc: 0.25, n: 3, ok: true, per_turn: [0.5, 1] });
+    assert.match(String(big), /^array\(\[0\., 0\., 0\., \.\.\./);
   });
 
   it('ignores what setup lines print before the worker starts (reported, not taken for results)', async () => {
