@@ -14,6 +14,12 @@ import { LocalHost } from '../../src/core/remote/local-host';
 const PHONE = '555-123-4567';
 const NAME = 'Johanna Smithfield';
 const DEEP = '{"a":'.repeat(6000) + '1' + '}'.repeat(6000);
+/** The lines `phi scan --json` reported findings on. */
+const scannedLines = (out: string) =>
+  out
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { line: number }).line);
 const dump = (output: string, score: string) =>
   `{"input": "Q: call ${PHONE}", "output": "${output}", "gts": "yes", "score": ${score}, "step": 1}`;
 
@@ -33,11 +39,7 @@ describe('odd rows through the CLI readers', () => {
   it('a row nested 6,000 deep is one bad row with its line: the rows around it are scanned and printed', async () => {
     const scan = await run(['phi', 'scan', 'deep/rollouts/1.jsonl', '--json'], dir);
     assert.equal(scan.code, 1);
-    const phones = scan.out
-      .trim()
-      .split('\n')
-      .map((l) => (JSON.parse(l) as { line: number }).line);
-    assert.deepEqual(phones, [1, 3], 'the rows before and after the deep one are scanned');
+    assert.deepEqual(scannedLines(scan.out), [1, 3], 'the rows before and after the deep one are scanned');
     assert.match(scan.err, /line 2 \(byte offset \d+\): nested more than 512 levels deep/);
     assert.doesNotMatch(scan.err, /Maximum call stack/);
 
@@ -55,13 +57,7 @@ describe('odd rows through the CLI readers', () => {
     assert.equal(episodes.code, 0, episodes.err);
     assert.equal(episodes.out.trim().split('\n').length, 3);
     const scan = await run(['phi', 'scan', 'nan/rollouts/1.jsonl', '--json'], dir);
-    assert.deepEqual(
-      scan.out
-        .trim()
-        .split('\n')
-        .map((l) => (JSON.parse(l) as { line: number }).line),
-      [1, 2, 3],
-    );
+    assert.deepEqual(scannedLines(scan.out), [1, 2, 3]);
     assert.doesNotMatch(scan.err, /could not be read/);
     const redact = await run(['phi', 'redact', 'nan/rollouts/1.jsonl', '--out', 'nan-redacted.jsonl'], dir);
     assert.equal(redact.code, 0, redact.err);
@@ -77,13 +73,7 @@ describe('odd rows through the CLI readers', () => {
     assert.match(inspect.out, /rows {5}3 \(2 fine, 1 with problems\)/, inspect.out + inspect.err);
     assert.match(inspect.out, /rows\.json:3 \(row 2\): error: line 3: row 1: nested more than 512 levels deep/);
     const scan = await run(['phi', 'scan', 'rows.json', '--json'], dir);
-    assert.deepEqual(
-      scan.out
-        .trim()
-        .split('\n')
-        .map((l) => (JSON.parse(l) as { line: number }).line),
-      [2, 4],
-    );
+    assert.deepEqual(scannedLines(scan.out), [2, 4]);
   });
 
   it("a reward samples file: NaN lines are samples, and a sample keeps its row's index after a skipped line", async () => {

@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from './run-cli';
+import { writeRunFolder } from '../fixtures/run-folders';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'medrl-trust-')));
 const canaries = join(root, 'canaries');
@@ -26,22 +27,7 @@ function makeRepo(): void {
     chmodSync(join(repo, 'bin', tool), 0o755);
   }
   const runsDir = join(root, 'runs');
-  mkdirSync(join(runsDir, 'run-1'), { recursive: true });
-  writeFileSync(
-    join(runsDir, 'run-1', 'run.json'),
-    JSON.stringify({
-      id: 'run-1',
-      name: 'r',
-      kind: 'train',
-      framework: 'verl',
-      algorithm: 'grpo',
-      host: 'local',
-      scheduler: 'ssh',
-      created: '2026-01-01T00:00:00Z',
-      dir: join(runsDir, 'run-1'),
-    }),
-  );
-  writeFileSync(join(runsDir, 'run-1', 'exit_code'), '0\n');
+  writeRunFolder(runsDir, 'run-1', { exitCode: 0 });
   writeFileSync(
     join(repo, 'medrl.yaml'),
     [

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { splitTranscript, splitParts, detectTemplate } from '../../../src/core/episodes/transcript';
 
 const roles = (turns: { role: string }[]) => turns.map((t) => t.role);
+/** Each turn as a line: its role (marked when the environment speaks) and its text. */
+const said = (turns: { role: string; environment?: boolean; content: string }[]) =>
+  turns.map((t) => `${t.role}${t.environment ? ' (environment)' : ''}: ${t.content}`);
 
 describe('splitTranscript', () => {
   it('reads a multi-turn ChatML agent episode as a conversation: tool calls, tool responses (as the tool), think blocks', () => {
@@ -37,15 +40,12 @@ describe('splitTranscript', () => {
       'Order: troponin.\nuser\nHere is the test result: troponin 2.1\nassistant\nDiagnosis: NSTEMI',
     );
     for (const turns of [chatml, stripped])
-      assert.deepEqual(
-        turns.map((t) => `${t.role}${t.environment ? ' (environment)' : ''}: ${t.content}`),
-        [
-          'user: Chest pain.',
-          'assistant: Order: troponin.',
-          'user (environment): Here is the test result: troponin 2.1',
-          'assistant: Diagnosis: NSTEMI',
-        ],
-      );
+      assert.deepEqual(said(turns), [
+        'user: Chest pain.',
+        'assistant: Order: troponin.',
+        'user (environment): Here is the test result: troponin 2.1',
+        'assistant: Diagnosis: NSTEMI',
+      ]);
   });
 
   it('splits a stripped-token conversation written with CRLF line ends into the same turns', () => {
@@ -53,16 +53,13 @@ describe('splitTranscript', () => {
       'system\r\nBe brief.\r\nuser\r\nChest pain.\r\nassistant\r\n',
       'Order: troponin.\r\nuser\r\nHere is the test result: troponin 2.1\r\nassistant\r\nDiagnosis: NSTEMI',
     );
-    assert.deepEqual(
-      turns.map((t) => `${t.role}${t.environment ? ' (environment)' : ''}: ${t.content}`),
-      [
-        'system: Be brief.',
-        'user: Chest pain.',
-        'assistant: Order: troponin.',
-        'user (environment): Here is the test result: troponin 2.1',
-        'assistant: Diagnosis: NSTEMI',
-      ],
-    );
+    assert.deepEqual(said(turns), [
+      'system: Be brief.',
+      'user: Chest pain.',
+      'assistant: Order: troponin.',
+      'user (environment): Here is the test result: troponin 2.1',
+      'assistant: Diagnosis: NSTEMI',
+    ]);
   });
 
   it('reads Llama 3 headers and Mistral [INST] blocks', () => {

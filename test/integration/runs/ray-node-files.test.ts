@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalHost } from '../../../src/core/remote/local-host';
-import { planRun } from '../../../src/core/runs/submit-run';
+import { planRun, type SubmitRequest } from '../../../src/core/runs/submit-run';
 import { adaptExample, makeWorkspace, request, STANDINS, submitRun, waitForState } from './run-fixture';
 import { RUN_FILES } from '../../../src/core/runs/run-record';
 import { stopProcessGroups } from '../fixtures/process-groups';
@@ -90,13 +90,16 @@ describe("real two-node Ray: every node must see the run's files, and a verl job
   });
 
   const host = new LocalHost();
-  // Built when a test runs: `bin` exists only after before().
-  const setup = () => [`export PATH=${bin}:"$PATH"`, `export RAY_ADDRESS=127.0.0.1:${PORT}`];
+  /** Points a submit at the cluster (when a test runs: `bin` exists only after before()), with medrl.yaml's sharedFilesystem. */
+  const onCluster = (req: SubmitRequest, sharedFilesystem?: string[]) => {
+    const setup = [...req.hostConfig.setup, `export PATH=${bin}:"$PATH"`, `export RAY_ADDRESS=127.0.0.1:${PORT}`];
+    req.hostConfig = { ...req.hostConfig, setup, ...(sharedFilesystem ? { sharedFilesystem } : {}) };
+  };
 
   it('a data file the head sees and node2 does not is refused at data.train, naming node2; the runs folder is seen by both', async () => {
     const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws);
     const req = request(ws, host, spec, text);
-    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()] };
+    onCluster(req);
     const { problems } = await planRun(req);
     const node = problems.filter((p) => /Ray node/.test(p.message));
     assert.ok(node.length > 0, JSON.stringify(problems, null, 1));
@@ -114,7 +117,7 @@ describe("real two-node Ray: every node must see the run's files, and a verl job
   it('hosts.<name>.sharedFilesystem in medrl.yaml (a path prefix every node mounts) skips the check', async () => {
     const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws);
     const req = request(ws, host, spec, text);
-    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()], sharedFilesystem: [ws.dir] };
+    onCluster(req, [ws.dir]);
     const { problems } = await planRun(req);
     assert.deepEqual(
       problems.filter((p) => /Ray node|every node/.test(p.message)),
@@ -125,7 +128,7 @@ describe("real two-node Ray: every node must see the run's files, and a verl job
   it('a runs folder node2 has the path of but not the files (its own empty disk there) is refused at the host, naming node2', async () => {
     const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', unshared);
     const req = request(unshared, host, spec, text);
-    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()] };
+    onCluster(req);
     const { problems } = await planRun(req);
     const runs = problems.filter((p) => p.field === 'host');
     assert.equal(runs.length, 1, JSON.stringify(problems, null, 1));
@@ -146,7 +149,7 @@ describe("real two-node Ray: every node must see the run's files, and a verl job
       'env.MEDRL_STANDIN_STEPS': '2',
     });
     const req = request(ws, host, spec, text);
-    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()], sharedFilesystem: [ws.dir] };
+    onCluster(req, [ws.dir]);
     const { record } = await submitRun(req);
     const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost'], 120_000);
     const log = readFileSync(join(record.dir, RUN_FILES.log), 'utf8');
@@ -166,7 +169,7 @@ describe("real two-node Ray: every node must see the run's files, and a verl job
   it('a spec asking for more GPUs than the cluster has fails as verl fails, with its message', async () => {
     const { spec, text } = adaptExample('ecg-qa-verl-grpo-lora.yaml', ws, { 'resources.nodes': 2, 'resources.gpusPerNode': 8 });
     const req = request(ws, host, spec, text);
-    req.hostConfig = { ...req.hostConfig, setup: [...req.hostConfig.setup, ...setup()], sharedFilesystem: [ws.dir] };
+    onCluster(req, [ws.dir]);
     const { record } = await submitRun(req);
     const done = await waitForState(host, ws.runsDir, record.id, ['succeeded', 'failed', 'lost'], 120_000);
     assert.equal(done.state, 'failed');
